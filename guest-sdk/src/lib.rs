@@ -1,0 +1,1 @@
+//! The verdict guest SDK.

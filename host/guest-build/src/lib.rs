@@ -1,0 +1,1 @@
+//! Guest build helper.

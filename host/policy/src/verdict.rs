@@ -1,0 +1,86 @@
+//! Completion verdicts and their strict validation.
+
+use serde::{Deserialize, Serialize};
+
+/// `reason` is at most this many characters.
+pub const MAX_REASON_CHARS: usize = 400;
+/// `feedback` is at most this many characters.
+pub const MAX_FEEDBACK_CHARS: usize = 2_000;
+/// A verdict serializes to at most this many bytes of JSON.
+pub const MAX_VERDICT_BYTES: usize = 16 * 1024;
+
+/// A completion checker's answer. Only `complete: true` completes a workflow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    /// True only when the host's required evidence is present.
+    pub complete: bool,
+    /// A short, host-facing reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Feedback for the model's next turn when not complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+}
+
+/// Why a verdict was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerdictError {
+    /// `reason` is longer than [`MAX_REASON_CHARS`].
+    #[error("verdict reason has {chars} characters (limit {MAX_REASON_CHARS})")]
+    ReasonTooLong {
+        /// Characters found.
+        chars: usize,
+    },
+    /// `feedback` is longer than [`MAX_FEEDBACK_CHARS`].
+    #[error("verdict feedback has {chars} characters (limit {MAX_FEEDBACK_CHARS})")]
+    FeedbackTooLong {
+        /// Characters found.
+        chars: usize,
+    },
+    /// The serialized verdict is larger than [`MAX_VERDICT_BYTES`].
+    #[error("verdict is {bytes} bytes as JSON (limit {MAX_VERDICT_BYTES})")]
+    TooLarge {
+        /// Bytes found (or a lower bound when reading stopped early).
+        bytes: usize,
+    },
+    /// The verdict is not strict JSON of the allowed shape.
+    #[error("verdict is not a JSON object with only complete, reason and feedback: {0}")]
+    Malformed(String),
+}
+
+impl Verdict {
+    /// Checks every bound. A verdict that fails must not be acted upon.
+    pub fn validate(&self) -> Result<(), VerdictError> {
+        if let Some(reason) = &self.reason {
+            let chars = reason.chars().count();
+            if chars > MAX_REASON_CHARS {
+                return Err(VerdictError::ReasonTooLong { chars });
+            }
+        }
+        if let Some(feedback) = &self.feedback {
+            let chars = feedback.chars().count();
+            if chars > MAX_FEEDBACK_CHARS {
+                return Err(VerdictError::FeedbackTooLong { chars });
+            }
+        }
+        let bytes = serde_json::to_vec(self)
+            .map_err(|e| VerdictError::Malformed(e.to_string()))?
+            .len();
+        if bytes > MAX_VERDICT_BYTES {
+            return Err(VerdictError::TooLarge { bytes });
+        }
+        Ok(())
+    }
+
+    /// Parses strict JSON (only the three allowed fields) and validates it.
+    pub fn from_json(text: &str) -> Result<Self, VerdictError> {
+        if text.len() > MAX_VERDICT_BYTES {
+            return Err(VerdictError::TooLarge { bytes: text.len() });
+        }
+        let verdict: Verdict =
+            serde_json::from_str(text).map_err(|e| VerdictError::Malformed(e.to_string()))?;
+        verdict.validate()?;
+        Ok(verdict)
+    }
+}
