@@ -1,0 +1,109 @@
+//! Conversions between the policy's packet/verdict types and the WIT records.
+
+use crate::bindings::wit;
+use crate::error::CheckError;
+use verdict_policy::packet::{MAX_OBSERVATIONS, MAX_PACKET_BYTES};
+use verdict_policy::{CheckPacket, Effect, FailureKind, Observation, OutcomeStatus, Verdict};
+
+/// Fixed JSON overhead charged per observation when sizing a packet.
+const OBSERVATION_OVERHEAD: usize = 160;
+/// Fixed JSON overhead charged per packet.
+const PACKET_OVERHEAD: usize = 256;
+
+/// Lowers a (bounded) packet into the WIT record, enforcing the 1 MiB bound.
+///
+/// The size is measured as the packet's string bytes with JSON escaping at
+/// its worst plus fixed per-field overhead: an upper bound of the JSON size
+/// that costs no serialization.
+pub(crate) fn packet(packet: &CheckPacket) -> Result<wit::Packet, CheckError> {
+    let bounded;
+    let packet = if packet.observations.len() > MAX_OBSERVATIONS
+        || packet.output_text.len() > verdict_policy::packet::MAX_OUTPUT_CHARS * 4
+        || packet.output_text.chars().count() > verdict_policy::packet::MAX_OUTPUT_CHARS
+    {
+        bounded = packet.clone().bounded();
+        &bounded
+    } else {
+        packet
+    };
+    let task_state = match &packet.task_state {
+        Some(state) => Some(wit::TaskState {
+            host_scope: state.host_scope.clone(),
+            revision: state.revision,
+            generation: state.generation,
+            payload_json: serde_json::to_string(&state.payload)
+                .map_err(|e| CheckError::Host(format!("task state is not serializable: {e}")))?,
+        }),
+        None => None,
+    };
+    let mut size = PACKET_OVERHEAD + packet.execution_id.len() + escaped_bound(&packet.output_text);
+    if let Some(state) = &task_state {
+        size += state.host_scope.len() + escaped_bound(&state.payload_json);
+    }
+    for obs in &packet.observations {
+        size += OBSERVATION_OVERHEAD + obs.tool_name.len() + obs.call_id.len();
+    }
+    if size > MAX_PACKET_BYTES {
+        return Err(CheckError::PacketTooLarge { bytes: size });
+    }
+    Ok(wit::Packet {
+        execution_id: packet.execution_id.clone(),
+        iteration: packet.iteration,
+        output_text: packet.output_text.clone(),
+        output_truncated: packet.output_truncated,
+        observations: packet.observations.iter().map(observation).collect(),
+        observed_tool_calls: packet.observed_tool_calls,
+        observations_truncated: packet.observations_truncated,
+        task_state,
+    })
+}
+
+/// JSON size bound of a string: control characters escape to six bytes.
+fn escaped_bound(text: &str) -> usize {
+    text.len()
+        + 2
+        + 5 * text
+            .bytes()
+            .filter(|b| *b < 0x20 || *b == b'"' || *b == b'\\')
+            .count()
+}
+
+fn observation(obs: &Observation) -> wit::Observation {
+    wit::Observation {
+        tool_name: obs.tool_name.clone(),
+        call_id: obs.call_id.clone(),
+        effect: match obs.effect {
+            Effect::Read => wit::Effect::Read,
+            Effect::Write => wit::Effect::Write,
+            Effect::Unknown => wit::Effect::Unknown,
+        },
+        outcome: obs.outcome.as_ref().map(|o| wit::Outcome {
+            status: match o.status {
+                OutcomeStatus::Succeeded => wit::OutcomeStatus::Succeeded,
+                OutcomeStatus::Failed => wit::OutcomeStatus::Failed,
+                OutcomeStatus::NotStarted => wit::OutcomeStatus::NotStarted,
+                OutcomeStatus::Unknown => wit::OutcomeStatus::Unknown,
+            },
+            failure: o.failure.map(|f| match f {
+                FailureKind::Permission => wit::FailureKind::Permission,
+                FailureKind::Arguments => wit::FailureKind::Arguments,
+                FailureKind::Execution => wit::FailureKind::Execution,
+                FailureKind::Timeout => wit::FailureKind::Timeout,
+                FailureKind::Cancelled => wit::FailureKind::Cancelled,
+            }),
+            executed: o.executed,
+            result_fingerprint: o.result_fingerprint.clone(),
+        }),
+    }
+}
+
+/// Lifts and validates a guest verdict.
+pub(crate) fn verdict(v: wit::Verdict) -> Result<Verdict, CheckError> {
+    let verdict = Verdict {
+        complete: v.complete,
+        reason: v.reason,
+        feedback: v.feedback,
+    };
+    verdict.validate()?;
+    Ok(verdict)
+}

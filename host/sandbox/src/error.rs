@@ -1,0 +1,174 @@
+//! Typed errors for loading verifiers and running checks.
+//!
+//! Guest failures are classified from typed sources only: wasmtime's `Trap`
+//! (downcast), WASI's `I32Exit`, and the per-call record of what the host
+//! itself refused (memory growth, deadline, cancellation). No error string is
+//! ever matched. Messages carry no host paths or secrets.
+
+use verdict_policy::VerdictError;
+
+/// Why a component was refused at load.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// The bytes are not WebAssembly at all, or are malformed.
+    #[error("not a valid WebAssembly component: {0}")]
+    Corrupt(String),
+    /// A core module was given where a component is required.
+    #[error(
+        "a core WebAssembly module, not a component (build for wasm32-wasip2 or run `wasm-tools component new`)"
+    )]
+    CoreModule,
+    /// The component imports something this host does not grant.
+    #[error("imports `{import}`, which verifiers may not use")]
+    ForbiddenImport {
+        /// The full import name, e.g. `wasi:filesystem/types@0.2.6`.
+        import: String,
+    },
+    /// The component exports neither `completion` nor `progress`.
+    #[error("exports neither verdict:verifier/completion nor verdict:verifier/progress")]
+    NoVerifierExport,
+    /// Compiling or linking the component failed.
+    #[error("cannot prepare the component: {0}")]
+    Link(String),
+    /// Reading the component or the compile cache failed.
+    #[error("cannot read the component: {0}")]
+    Io(String),
+}
+
+/// What kind of trap stopped a guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrapKind {
+    /// Call stack exhausted (e.g. unbounded recursion).
+    StackOverflow,
+    /// An `unreachable` instruction: a Rust guest's panic or abort.
+    Unreachable,
+    /// Out-of-bounds memory access.
+    MemoryOutOfBounds,
+    /// Integer division by zero.
+    DivisionByZero,
+    /// Integer overflow.
+    IntegerOverflow,
+    /// The guest called `exit` with this code.
+    Exit(i32),
+    /// Any other trap, by wasmtime's name for it.
+    Other(String),
+}
+
+impl std::fmt::Display for TrapKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::StackOverflow => f.write_str("stack overflow"),
+            Self::Unreachable => f.write_str("unreachable (guest panic or abort)"),
+            Self::MemoryOutOfBounds => f.write_str("out-of-bounds memory access"),
+            Self::DivisionByZero => f.write_str("integer division by zero"),
+            Self::IntegerOverflow => f.write_str("integer overflow"),
+            Self::Exit(code) => write!(f, "guest exited with code {code}"),
+            Self::Other(name) => f.write_str(name),
+        }
+    }
+}
+
+impl TrapKind {
+    /// A stable snake_case name for machine-readable output.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::StackOverflow => "stack_overflow",
+            Self::Unreachable => "unreachable",
+            Self::MemoryOutOfBounds => "memory_out_of_bounds",
+            Self::DivisionByZero => "division_by_zero",
+            Self::IntegerOverflow => "integer_overflow",
+            Self::Exit(_) => "exit",
+            Self::Other(_) => "other",
+        }
+    }
+}
+
+/// Why a check produced no usable verdict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// The wall-clock deadline passed; the guest was preempted.
+    #[error("verifier exceeded its {limit_ms} ms deadline")]
+    Timeout {
+        /// The deadline in milliseconds.
+        limit_ms: u64,
+    },
+    /// The fuel budget ran out.
+    #[error("verifier ran out of fuel (budget {budget})")]
+    OutOfFuel {
+        /// The budget given.
+        budget: u64,
+    },
+    /// The guest tried to grow memory past its cap.
+    #[error("verifier exceeded its memory cap of {cap_bytes} bytes")]
+    OutOfMemory {
+        /// The cap in bytes.
+        cap_bytes: u64,
+    },
+    /// The guest trapped.
+    #[error("verifier trapped: {kind}")]
+    Trap {
+        /// What kind of trap.
+        kind: TrapKind,
+        /// The last bytes the guest wrote to stderr (e.g. a panic message).
+        stderr_tail: String,
+    },
+    /// The verdict broke a bound (reason, feedback, size).
+    #[error("verifier returned an invalid verdict: {0}")]
+    InvalidVerdict(#[from] VerdictError),
+    /// The progress key is longer than 4,000 characters.
+    #[error("progress key has {chars} characters (limit 4000)")]
+    InvalidProgressKey {
+        /// Characters found.
+        chars: usize,
+    },
+    /// The component was refused when loading.
+    #[error("verifier rejected at load: {0}")]
+    LoadRejected(#[from] LoadError),
+    /// The component does not implement the requested role.
+    #[error("verifier does not export the {0} interface")]
+    Unsupported(&'static str),
+    /// The packet serializes to more than 1 MiB.
+    #[error("check packet is {bytes} bytes (limit 1 MiB)")]
+    PacketTooLarge {
+        /// Serialized size.
+        bytes: usize,
+    },
+    /// The check was cancelled through its [`CancelHandle`](crate::CancelHandle).
+    #[error("check cancelled")]
+    Cancelled,
+    /// The host failed in a way not attributable to the guest.
+    #[error("verifier host error: {0}")]
+    Host(String),
+}
+
+impl CheckError {
+    /// A stable snake_case name for machine-readable output.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Timeout { .. } => "timeout",
+            Self::OutOfFuel { .. } => "out_of_fuel",
+            Self::OutOfMemory { .. } => "out_of_memory",
+            Self::Trap { .. } => "trap",
+            Self::InvalidVerdict(_) => "invalid_verdict",
+            Self::InvalidProgressKey { .. } => "invalid_progress_key",
+            Self::LoadRejected(_) => "load_rejected",
+            Self::Unsupported(_) => "unsupported",
+            Self::PacketTooLarge { .. } => "packet_too_large",
+            Self::Cancelled => "cancelled",
+            Self::Host(_) => "host_error",
+        }
+    }
+}
+
+/// Maps a wasmtime trap to our kind.
+pub(crate) fn trap_kind(trap: wasmtime::Trap) -> TrapKind {
+    use wasmtime::Trap;
+    match trap {
+        Trap::StackOverflow => TrapKind::StackOverflow,
+        Trap::UnreachableCodeReached => TrapKind::Unreachable,
+        Trap::MemoryOutOfBounds => TrapKind::MemoryOutOfBounds,
+        Trap::IntegerDivisionByZero => TrapKind::DivisionByZero,
+        Trap::IntegerOverflow => TrapKind::IntegerOverflow,
+        other => TrapKind::Other(other.to_string()),
+    }
+}

@@ -1,0 +1,176 @@
+//! The verifier host: one engine (fuel + epoch interruption), one epoch
+//! ticker, one linker, and an optional compile cache, shared by every
+//! verifier it loads.
+
+use crate::cache::CompileCache;
+use crate::error::LoadError;
+use crate::inspect::{self, Inspection, WasmKind};
+use crate::linker;
+use crate::state::CallState;
+use crate::ticker::Ticker;
+use crate::verifier::Verifier;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Config, Engine};
+
+/// How a host is set up.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Where compiled components are cached (`None`: compile every load).
+    pub cache_dir: Option<PathBuf>,
+    /// Epoch tick period: the granularity of deadlines and cancellation.
+    /// Default 1 ms.
+    pub epoch_tick: Duration,
+    /// Use wasmtime's pooling allocator (faster fresh instances; reserves
+    /// virtual memory up front). Default true.
+    pub pooling: bool,
+    /// Instances the pool holds at once (concurrent checks). Default 64.
+    pub pool_instances: u32,
+    /// Largest linear memory a pooled slot allows; per-tenant caps apply
+    /// below it. Default 256 MiB.
+    pub pool_max_memory_bytes: u64,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self {
+            cache_dir: None,
+            epoch_tick: Duration::from_millis(1),
+            pooling: true,
+            pool_instances: 64,
+            pool_max_memory_bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// State shared by a host and every verifier it loaded. Verifiers keep it
+/// alive, so the ticker runs as long as any verifier can be called.
+pub(crate) struct Shared {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<CallState>,
+    pub(crate) epoch_tick: Duration,
+    cache: Option<CompileCache>,
+    _ticker: Ticker,
+}
+
+/// Loads verifier components and runs them in fresh, limited stores.
+#[derive(Clone)]
+pub struct VerifierHost {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for VerifierHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifierHost")
+            .field("epoch_tick", &self.shared.epoch_tick)
+            .field("cached", &self.shared.cache.is_some())
+            .finish()
+    }
+}
+
+/// How a [`VerifierHost::load_bytes`] call got its compiled code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadSource {
+    /// Compiled now.
+    Compiled,
+    /// Deserialized from the compile cache.
+    Cache,
+}
+
+impl VerifierHost {
+    /// Creates a host: engine, ticker thread, linker and cache directory.
+    pub fn new(config: HostConfig) -> Result<Self, LoadError> {
+        let mut cfg = Config::new();
+        cfg.wasm_component_model(true)
+            .consume_fuel(true)
+            .epoch_interruption(true);
+        if config.pooling {
+            let mut pool = wasmtime::PoolingAllocationConfig::default();
+            pool.total_component_instances(config.pool_instances)
+                .total_core_instances(config.pool_instances.saturating_mul(4))
+                .total_memories(config.pool_instances.saturating_mul(2))
+                .total_tables(config.pool_instances.saturating_mul(4))
+                .max_memory_size(
+                    usize::try_from(config.pool_max_memory_bytes).unwrap_or(usize::MAX),
+                );
+            cfg.allocation_strategy(pool);
+        }
+        let engine = Engine::new(&cfg).map_err(|e| LoadError::Link(e.to_string()))?;
+        let linker = linker::build(&engine).map_err(|e| LoadError::Link(e.to_string()))?;
+        let cache = match &config.cache_dir {
+            Some(dir) => Some(CompileCache::open(dir, &engine).map_err(|e| {
+                LoadError::Io(format!("cannot open the compile cache: {}", e.kind()))
+            })?),
+            None => None,
+        };
+        let ticker = Ticker::start(engine.weak(), config.epoch_tick)
+            .map_err(|e| LoadError::Io(format!("cannot start the epoch ticker: {}", e.kind())))?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                engine,
+                linker,
+                epoch_tick: config.epoch_tick,
+                cache,
+                _ticker: ticker,
+            }),
+        })
+    }
+
+    /// Loads a verifier from a `.wasm` file.
+    pub fn load_file(&self, path: impl AsRef<Path>) -> Result<Verifier, LoadError> {
+        let bytes = std::fs::read(path.as_ref())
+            .map_err(|e| LoadError::Io(format!("cannot read the file: {}", e.kind())))?;
+        self.load_bytes(&bytes).map(|(v, _)| v)
+    }
+
+    /// Loads a verifier from component bytes; says whether the compile cache
+    /// was used. The component is checked (kind, imports, exports) and
+    /// prepared once; every call then instantiates it in a fresh store.
+    pub fn load_bytes(&self, bytes: &[u8]) -> Result<(Verifier, LoadSource), LoadError> {
+        match inspect::kind(bytes) {
+            WasmKind::Component => {}
+            WasmKind::CoreModule => return Err(LoadError::CoreModule),
+            WasmKind::NotWasm => {
+                return Err(LoadError::Corrupt(
+                    "missing the WebAssembly magic header".into(),
+                ));
+            }
+        }
+        let digest = hex::encode(Sha256::digest(bytes));
+        let (component, source) = self.compile(bytes, &digest)?;
+        let verifier = Verifier::prepare(Arc::clone(&self.shared), component, digest)?;
+        Ok((verifier, source))
+    }
+
+    fn compile(&self, bytes: &[u8], digest: &str) -> Result<(Component, LoadSource), LoadError> {
+        let engine = &self.shared.engine;
+        if let Some(cache) = &self.shared.cache {
+            if let Some(component) = cache.load(engine, digest) {
+                return Ok((component, LoadSource::Cache));
+            }
+        }
+        let started = Instant::now();
+        let component =
+            Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
+        tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier");
+        if let Some(cache) = &self.shared.cache {
+            if let Err(err) = cache.store(digest, &component) {
+                tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
+            }
+        }
+        Ok((component, LoadSource::Compiled))
+    }
+
+    /// Describes a `.wasm` file's contents and whether this host accepts it,
+    /// without keeping it loaded.
+    pub fn inspect(&self, bytes: &[u8]) -> Inspection {
+        inspect::inspect(self, bytes)
+    }
+
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.shared.engine
+    }
+}

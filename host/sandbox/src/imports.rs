@@ -1,0 +1,102 @@
+//! Deny by default: the imports a verifier component may have.
+//!
+//! A verifier gets our read-only `artifacts` interface and a deny-all WASI
+//! subset (no environment, arguments, files or sockets; stdin closed; stdout
+//! discarded; stderr into a bounded tail buffer). Anything else is refused at
+//! load, naming the import, before the component is ever instantiated.
+
+use crate::error::LoadError;
+
+/// Allowed imports as (`namespace:package/interface`, accepted major.minor).
+/// Patch versions float: a guest built against `wasi:io/streams@0.2.9` links
+/// against the host's 0.2.x implementation.
+pub(crate) const ALLOWED_IMPORTS: &[(&str, &str)] = &[
+    ("verdict:verifier/types", "0.1"),
+    ("verdict:verifier/artifacts", "0.1"),
+    ("wasi:io/error", "0.2"),
+    ("wasi:io/poll", "0.2"),
+    ("wasi:io/streams", "0.2"),
+    ("wasi:clocks/monotonic-clock", "0.2"),
+    ("wasi:clocks/wall-clock", "0.2"),
+    ("wasi:random/random", "0.2"),
+    ("wasi:random/insecure", "0.2"),
+    ("wasi:random/insecure-seed", "0.2"),
+    ("wasi:cli/environment", "0.2"),
+    ("wasi:cli/exit", "0.2"),
+    ("wasi:cli/stdin", "0.2"),
+    ("wasi:cli/stdout", "0.2"),
+    ("wasi:cli/stderr", "0.2"),
+    ("wasi:cli/terminal-input", "0.2"),
+    ("wasi:cli/terminal-output", "0.2"),
+    ("wasi:cli/terminal-stdin", "0.2"),
+    ("wasi:cli/terminal-stdout", "0.2"),
+    ("wasi:cli/terminal-stderr", "0.2"),
+];
+
+/// True when `name` (e.g. `wasi:io/streams@0.2.6`) is on the allowlist.
+pub(crate) fn is_allowed(name: &str) -> bool {
+    let Some((interface, version)) = name.split_once('@') else {
+        return false;
+    };
+    ALLOWED_IMPORTS.iter().any(|(allowed, major_minor)| {
+        *allowed == interface
+            && (version == *major_minor
+                || version
+                    .strip_prefix(major_minor)
+                    .is_some_and(|rest| rest.starts_with('.')))
+    })
+}
+
+/// Refuses the first import not on the allowlist.
+pub(crate) fn check_imports<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), LoadError> {
+    for name in names {
+        if !is_allowed(name) {
+            return Err(LoadError::ForbiddenImport {
+                import: name.to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allows_our_interfaces_and_the_wasi_subset() {
+        for name in [
+            "verdict:verifier/artifacts@0.1.0",
+            "verdict:verifier/types@0.1.3",
+            "wasi:io/streams@0.2.6",
+            "wasi:cli/stderr@0.2.0",
+            "wasi:random/insecure-seed@0.2",
+        ] {
+            assert!(is_allowed(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn refuses_everything_else() {
+        for name in [
+            "wasi:filesystem/types@0.2.6",
+            "wasi:filesystem/preopens@0.2.6",
+            "wasi:sockets/tcp@0.2.6",
+            "wasi:http/outgoing-handler@0.2.6",
+            "wasi:io/streams@0.3.0",
+            "wasi:io/streams@0.20.0",
+            "wasi:io/streams",
+            "verdict:verifier/artifacts@0.2.0",
+            "evil:io/streams@0.2.0",
+            "env",
+        ] {
+            assert!(!is_allowed(name), "{name}");
+        }
+        assert_eq!(
+            check_imports(["wasi:io/poll@0.2.1", "wasi:sockets/udp@0.2.1"]),
+            Err(LoadError::ForbiddenImport {
+                import: "wasi:sockets/udp@0.2.1".into()
+            })
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Describing a `.wasm` file: kind, digest, imports, exports, roles, and
+//! whether this host accepts it.
+
+use crate::error::LoadError;
+use crate::host::VerifierHost;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// What a byte string is, by its 8-byte header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WasmKind {
+    /// A component (layer 1).
+    Component,
+    /// A core module (version 1).
+    CoreModule,
+    /// Not WebAssembly.
+    NotWasm,
+}
+
+/// A verifier role, from the interfaces a component exports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Exports `verdict:verifier/completion`.
+    Completion,
+    /// Exports `verdict:verifier/progress`.
+    Progress,
+}
+
+/// The interface names that give each role (package version 0.1.x).
+const ROLE_EXPORTS: &[(&str, Role)] = &[
+    ("verdict:verifier/completion@0.1.", Role::Completion),
+    ("verdict:verifier/progress@0.1.", Role::Progress),
+];
+
+/// Classifies bytes by the WebAssembly header: magic `\0asm`, then version
+/// `01 00 00 00` for core modules or `0d 00 01 00` for components.
+pub fn kind(bytes: &[u8]) -> WasmKind {
+    match bytes.get(..8) {
+        Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => WasmKind::CoreModule,
+        Some([0, b'a', b's', b'm', _, _, 1, 0]) => WasmKind::Component,
+        _ => WasmKind::NotWasm,
+    }
+}
+
+/// The roles implied by a component's export names.
+pub(crate) fn roles<'a>(exports: impl IntoIterator<Item = &'a str>) -> Vec<Role> {
+    let mut roles = Vec::new();
+    for name in exports {
+        for (prefix, role) in ROLE_EXPORTS {
+            if name.starts_with(prefix) && !roles.contains(role) {
+                roles.push(*role);
+            }
+        }
+    }
+    roles
+}
+
+/// A description of a `.wasm` file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inspection {
+    /// Lowercase hex SHA-256 of the bytes.
+    pub digest: String,
+    /// Size in bytes.
+    pub size: usize,
+    /// What the bytes are.
+    pub kind: WasmKind,
+    /// Import names (components only).
+    pub imports: Vec<String>,
+    /// Export names (components only).
+    pub exports: Vec<String>,
+    /// Verifier roles found among the exports.
+    pub roles: Vec<Role>,
+    /// `None` when this host accepts it, else why not.
+    pub rejected: Option<String>,
+}
+
+pub(crate) fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
+    let mut out = Inspection {
+        digest: hex::encode(Sha256::digest(bytes)),
+        size: bytes.len(),
+        kind: kind(bytes),
+        imports: Vec::new(),
+        exports: Vec::new(),
+        roles: Vec::new(),
+        rejected: None,
+    };
+    match out.kind {
+        WasmKind::CoreModule => out.rejected = Some(LoadError::CoreModule.to_string()),
+        WasmKind::NotWasm => {
+            out.rejected =
+                Some(LoadError::Corrupt("missing the WebAssembly magic header".into()).to_string());
+        }
+        WasmKind::Component => match host.load_bytes(bytes) {
+            Ok(_) => {}
+            Err(err) => out.rejected = Some(err.to_string()),
+        },
+    }
+    // Names are read from a fresh compile only when the component compiles;
+    // a corrupt component keeps empty lists.
+    if out.kind == WasmKind::Component {
+        if let Ok(component) = wasmtime::component::Component::new(host.engine(), bytes) {
+            let ty = component.component_type();
+            out.imports = ty
+                .imports(host.engine())
+                .map(|(n, _)| n.to_owned())
+                .collect();
+            out.exports = ty
+                .exports(host.engine())
+                .map(|(n, _)| n.to_owned())
+                .collect();
+            out.roles = roles(out.exports.iter().map(String::as_str));
+        }
+    }
+    out
+}

@@ -1,0 +1,54 @@
+//! Per-call limits for a verifier, with documented defaults.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Resource limits for one checker call. Every limit has a default chosen so
+/// that a typical verifier (a few artifact reads, JSON parsing, ~15k fuel per
+/// small check) has ample room while a hostile one is stopped quickly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Fuel budget (roughly one unit per wasm instruction; ~1e9 is ~1 s of a
+    /// spinning guest). Default 100,000,000: thousands of small checks' worth.
+    pub fuel: u64,
+    /// Wall-clock deadline in milliseconds, enforced by epoch interruption
+    /// (true preemption). Default 1,000 ms.
+    pub timeout_ms: u64,
+    /// Linear memory cap in bytes, per memory (an instance may have at most
+    /// four memories; Rust verifiers have one).
+    /// Default 64 MiB.
+    pub memory_bytes: u64,
+    /// Largest artifact one read may return, in bytes. Default 1 MiB.
+    pub artifact_bytes_per_read: u64,
+    /// Artifact operations (`read` and `list`) allowed per call. Default 64.
+    pub artifact_reads_per_call: u32,
+    /// Most ids one `list` returns. Default 1,000.
+    pub list_max_entries: u32,
+    /// Table elements cap. Default 20,000.
+    pub table_elements: u32,
+    /// Instances a component may create. Default 32.
+    pub instances: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            fuel: 100_000_000,
+            timeout_ms: 1_000,
+            memory_bytes: 64 * 1024 * 1024,
+            artifact_bytes_per_read: 1024 * 1024,
+            artifact_reads_per_call: 64,
+            list_max_entries: 1_000,
+            table_elements: 20_000,
+            instances: 32,
+        }
+    }
+}
+
+impl Limits {
+    /// The wall-clock deadline as a [`Duration`].
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}

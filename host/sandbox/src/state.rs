@@ -1,0 +1,151 @@
+//! Per-call store state: the deny-all WASI context, the limiter, and the
+//! tenant-scoped, bounded implementation of the `artifacts` import.
+
+use crate::artifacts::{ArtifactError, ArtifactStore};
+use crate::bindings::artifacts;
+use crate::cancel::CancelHandle;
+use crate::limiter::CallLimiter;
+use crate::limits::Limits;
+use crate::stderr::TailPipe;
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// Bytes of guest stderr kept per call.
+pub(crate) const STDERR_TAIL_BYTES: usize = 4096;
+
+/// Everything a store needs for one call.
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limiter: CallLimiter,
+    pub(crate) stderr: TailPipe,
+    store: Arc<dyn ArtifactStore>,
+    limits: Limits,
+    pub(crate) deadline: Instant,
+    pub(crate) cancel: Option<CancelHandle>,
+    /// Set when the deadline stopped the guest.
+    pub(crate) timed_out: bool,
+    /// Set when cancellation stopped the guest.
+    pub(crate) cancelled: bool,
+    /// Artifact operations performed (including refused ones).
+    pub(crate) artifact_ops: u32,
+    /// Artifact bytes returned to the guest.
+    pub(crate) artifact_bytes: u64,
+}
+
+impl CallState {
+    pub(crate) fn new(
+        store: Arc<dyn ArtifactStore>,
+        limits: Limits,
+        deadline: Instant,
+        cancel: Option<CancelHandle>,
+    ) -> Self {
+        let stderr = TailPipe::new(STDERR_TAIL_BYTES);
+        // Deny-all WASI: no env, args, preopens or sockets are linked or
+        // granted; stdin is closed and stdout is discarded.
+        let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
+        Self {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: CallLimiter::new(limits.memory_bytes, limits.table_elements, limits.instances),
+            stderr,
+            store,
+            limits,
+            deadline,
+            cancel,
+            timed_out: false,
+            cancelled: false,
+            artifact_ops: 0,
+            artifact_bytes: 0,
+        }
+    }
+
+    /// The resource table, for `wasi:io`.
+    pub(crate) fn io_table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+
+    /// Checks cancellation and the deadline; records which one fired.
+    pub(crate) fn should_interrupt(&mut self) -> bool {
+        if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
+            self.cancelled = true;
+            return true;
+        }
+        if Instant::now() >= self.deadline {
+            self.timed_out = true;
+            return true;
+        }
+        false
+    }
+
+    /// Host imports are not interrupted by epochs, so each one checks the
+    /// deadline itself, then charges one operation against the call's budget.
+    fn begin_op(&mut self) -> wasmtime::Result<Result<(), artifacts::ArtifactError>> {
+        if self.should_interrupt() {
+            return Err(wasmtime::Trap::Interrupt.into());
+        }
+        if self.artifact_ops >= self.limits.artifact_reads_per_call {
+            return Ok(Err(artifacts::ArtifactError::LimitReached));
+        }
+        self.artifact_ops += 1;
+        Ok(Ok(()))
+    }
+}
+
+fn to_wit(err: ArtifactError) -> artifacts::ArtifactError {
+    match err {
+        ArtifactError::NotFound => artifacts::ArtifactError::NotFound,
+        ArtifactError::Denied => artifacts::ArtifactError::Denied,
+        ArtifactError::TooLarge(size) => artifacts::ArtifactError::TooLarge(size),
+        ArtifactError::LimitReached => artifacts::ArtifactError::LimitReached,
+    }
+}
+
+impl artifacts::Host for CallState {
+    fn read(
+        &mut self,
+        id: String,
+    ) -> wasmtime::Result<Result<artifacts::Artifact, artifacts::ArtifactError>> {
+        if let Err(refused) = self.begin_op()? {
+            return Ok(Err(refused));
+        }
+        Ok(
+            match self.store.read(&id, self.limits.artifact_bytes_per_read) {
+                Ok(data) => {
+                    self.artifact_bytes += data.size;
+                    Ok(artifacts::Artifact {
+                        id: data.id,
+                        revision: data.revision,
+                        size: data.size,
+                        bytes: data.bytes,
+                    })
+                }
+                Err(err) => Err(to_wit(err)),
+            },
+        )
+    }
+
+    fn list(
+        &mut self,
+        prefix: String,
+    ) -> wasmtime::Result<Result<Vec<String>, artifacts::ArtifactError>> {
+        if let Err(refused) = self.begin_op()? {
+            return Ok(Err(refused));
+        }
+        let max = self.limits.list_max_entries as usize;
+        Ok(self.store.list(&prefix, max).map_err(to_wit))
+    }
+}
+
+impl crate::bindings::wit::Host for CallState {}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
