@@ -1,0 +1,2 @@
+//! Policy cost per tool call (placeholder).
+fn main() {}

@@ -1,0 +1,109 @@
+//! Admission: the decision before each tool dispatch.
+
+use serde_json::Value;
+
+use crate::canonical::Fingerprint;
+use crate::diagnostics::{RecoveryTrigger, StopReason};
+use crate::feedback;
+use crate::packet::Effect;
+
+use super::observation::Decision;
+use super::state::{CallState, PolicyExecution};
+
+/// A tool call the model asked for, as the loop is about to dispatch it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolCallRequest<'a> {
+    /// The provider's call id.
+    pub call_id: &'a str,
+    /// The tool's registered name.
+    pub tool_name: &'a str,
+    /// The effect the tool declared at registration (unknown if none).
+    pub effect: Effect,
+    /// The parsed arguments.
+    pub arguments: &'a Value,
+}
+
+/// The decision before a tool dispatch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    /// Dispatch the call.
+    Run,
+    /// Do not dispatch; answer the call with this labelled feedback as its
+    /// result so the tool-call/result protocol stays whole.
+    Skip {
+        /// Labelled host feedback.
+        feedback: String,
+    },
+    /// Do not dispatch; the execution has ended.
+    Stop {
+        /// Why.
+        reason: StopReason,
+    },
+}
+
+impl PolicyExecution {
+    /// Decides whether `call` may be dispatched.
+    pub fn admit(&mut self, call: &ToolCallRequest<'_>) -> Admission {
+        if let Some(reason) = self.ended() {
+            return Admission::Stop { reason };
+        }
+        if let Some(reason) = self.check_tracking_bounds() {
+            return Admission::Stop { reason };
+        }
+        if self.calls.contains_key(call.call_id) {
+            // A call id is one call: a second dispatch under it would be a
+            // replay.
+            self.diag.counters.skipped_calls += 1;
+            return Admission::Skip {
+                feedback: feedback::render(&[feedback::duplicate_action(call.tool_name)]),
+            };
+        }
+        let Ok(fingerprint) = Fingerprint::of(call.arguments) else {
+            return Admission::Stop {
+                reason: self.stop(StopReason::Unfingerprintable),
+            };
+        };
+        let signature = (call.tool_name.to_owned(), fingerprint);
+        let allowlisted =
+            call.effect == Effect::Read && self.policy.read_allowlist.contains(call.tool_name);
+        let entry = self.signatures.entry(signature.clone()).or_default();
+        match call.effect {
+            Effect::Read if entry.flagged && !allowlisted => {
+                return Admission::Stop {
+                    reason: self.stop(StopReason::RepeatedRead),
+                };
+            }
+            Effect::Write | Effect::Unknown if entry.live > 0 => {
+                if entry.flagged {
+                    return Admission::Stop {
+                        reason: self.stop(StopReason::DuplicateAction),
+                    };
+                }
+                entry.flagged = true;
+                self.diag.counters.skipped_calls += 1;
+                let message = feedback::duplicate_action(call.tool_name);
+                return match self.recover(RecoveryTrigger::DuplicateAction, message.clone()) {
+                    Decision::Continue => Admission::Skip {
+                        feedback: feedback::render(&[message]),
+                    },
+                    Decision::Stop { reason } => Admission::Stop { reason },
+                };
+            }
+            _ => {}
+        }
+        entry.live += 1;
+        self.diag.counters.call_signatures =
+            u32::try_from(self.signatures.len()).unwrap_or(u32::MAX);
+        self.diag.counters.admissions += 1;
+        self.outstanding += 1;
+        self.calls.insert(
+            call.call_id.to_owned(),
+            CallState {
+                signature,
+                effect: call.effect,
+                settled: false,
+            },
+        );
+        Admission::Run
+    }
+}

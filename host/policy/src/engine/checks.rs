@@ -1,0 +1,343 @@
+//! Completion and progress checks: packets, tickets, the stale-view guard
+//! and late verdicts.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checker::{CheckerError, CheckerErrorKind, validate_progress_key};
+use crate::diagnostics::{Phase, RecoveryTrigger, StopReason, WorkflowStatus};
+use crate::feedback;
+use crate::packet::{
+    CheckPacket, MAX_OUTPUT_CHARS, MAX_PACKET_BYTES, TaskStateSnapshot, truncate_chars,
+};
+use crate::scope::CheckView;
+use crate::verdict::Verdict;
+
+use super::observation::Decision;
+use super::state::PolicyExecution;
+
+/// Which checker a ticket is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// The completion checker.
+    Completion,
+    /// The progress checker.
+    Progress,
+}
+
+/// Identifies one requested check; its answer must come back with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CheckTicket {
+    /// Unique within the execution.
+    pub id: u64,
+    /// The checker to run.
+    pub kind: CheckKind,
+}
+
+/// A check for the loop to run: call the captured checker on `packet`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckRequest {
+    /// Hand back with the answer.
+    pub ticket: CheckTicket,
+    /// The detached, bounded packet.
+    pub packet: CheckPacket,
+}
+
+/// The decision on a final candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinalDecision {
+    /// No completion checker: return the answer (reason `answer_returned`,
+    /// no workflow status).
+    Answer,
+    /// Run the completion checker, then call
+    /// [`PolicyExecution::completion_verdict`].
+    Check(CheckRequest),
+    /// The execution has ended.
+    Stop {
+        /// Why.
+        reason: StopReason,
+    },
+}
+
+/// The decision after a tool batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchDecision {
+    /// Nothing to sample.
+    Continue,
+    /// Run the progress checker, then call [`PolicyExecution::progress_key`].
+    SampleProgress(CheckRequest),
+    /// The execution has ended.
+    Stop {
+        /// Why.
+        reason: StopReason,
+    },
+}
+
+/// The decision on a checker's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckDecision {
+    /// A true verdict: the workflow is complete.
+    Complete,
+    /// Go on; labelled feedback (if any) comes with the next turn.
+    Continue,
+    /// The host scope changed: run the check again under the new scope.
+    Restart(CheckRequest),
+    /// The answer was for a finished or cancelled check: it confirms nothing.
+    Ignored,
+    /// The execution has ended.
+    Stop {
+        /// Why.
+        reason: StopReason,
+    },
+}
+
+/// A check in flight.
+#[derive(Debug)]
+pub(super) struct PendingCheck {
+    ticket: CheckTicket,
+    view: CheckView,
+    output: String,
+    task_state: Option<TaskStateSnapshot>,
+}
+
+impl PolicyExecution {
+    /// A final candidate arrived. `view` is the host scope and identity now;
+    /// `task_state` is the built-in task-state snapshot when enabled.
+    pub fn final_candidate(
+        &mut self,
+        output: &str,
+        view: &CheckView,
+        task_state: Option<TaskStateSnapshot>,
+    ) -> FinalDecision {
+        if let Some(reason) = self.ended() {
+            return FinalDecision::Stop { reason };
+        }
+        if self.outstanding > 0 {
+            return FinalDecision::Stop {
+                reason: self.stop(StopReason::PendingAsync),
+            };
+        }
+        self.pending_feedback.clear();
+        if self.policy.completion.is_none() {
+            self.finish(Phase::Complete, StopReason::AnswerReturned);
+            return FinalDecision::Answer;
+        }
+        self.diag.counters.completion_checks += 1;
+        let (text, _) = truncate_chars(output, MAX_OUTPUT_CHARS);
+        match self.request(CheckKind::Completion, view, text.to_owned(), task_state) {
+            Ok(request) => FinalDecision::Check(request),
+            Err(reason) => FinalDecision::Stop { reason },
+        }
+    }
+
+    /// A tool batch ended: sample the progress key when a progress checker
+    /// is configured.
+    pub fn after_batch(
+        &mut self,
+        view: &CheckView,
+        task_state: Option<TaskStateSnapshot>,
+    ) -> BatchDecision {
+        if let Some(reason) = self.ended() {
+            return BatchDecision::Stop { reason };
+        }
+        if self.policy.progress.is_none() {
+            return BatchDecision::Continue;
+        }
+        self.diag.counters.progress_samples += 1;
+        match self.request(CheckKind::Progress, view, String::new(), task_state) {
+            Ok(request) => BatchDecision::SampleProgress(request),
+            Err(reason) => BatchDecision::Stop { reason },
+        }
+    }
+
+    /// Withdraws a check (cancelled, abandoned): its answer, if it ever
+    /// comes, is ignored. Returns whether the ticket was the pending one.
+    pub fn cancel_check(&mut self, ticket: CheckTicket) -> bool {
+        if self
+            .pending_check
+            .as_ref()
+            .is_some_and(|p| p.ticket == ticket)
+        {
+            self.pending_check = None;
+            return true;
+        }
+        false
+    }
+
+    /// The completion checker answered `result` for `ticket`; `view` is the
+    /// host scope and identity now.
+    pub fn completion_verdict(
+        &mut self,
+        ticket: CheckTicket,
+        view: &CheckView,
+        result: Result<Verdict, CheckerError>,
+    ) -> CheckDecision {
+        let pending = match self.take_pending(ticket, CheckKind::Completion, view) {
+            Ok(pending) => pending,
+            Err(decision) => return decision,
+        };
+        let verdict =
+            match result.and_then(|v| v.validate().map(|()| v).map_err(CheckerError::from)) {
+                Ok(verdict) => verdict,
+                Err(error) => return self.checker_failed(error.kind()),
+            };
+        drop(pending);
+        self.diag.last_verdict = Some(verdict.clone());
+        if verdict.complete {
+            self.diag.status = Some(WorkflowStatus::Completed);
+            self.finish(Phase::Complete, StopReason::Completed);
+            return CheckDecision::Complete;
+        }
+        let message = feedback::incomplete(verdict.feedback.as_deref());
+        into_check(self.recover(RecoveryTrigger::IncompleteVerdict, message))
+    }
+
+    /// The progress checker answered `result` for `ticket`.
+    pub fn progress_key(
+        &mut self,
+        ticket: CheckTicket,
+        view: &CheckView,
+        result: Result<String, CheckerError>,
+    ) -> CheckDecision {
+        if let Err(decision) = self.take_pending(ticket, CheckKind::Progress, view) {
+            return decision;
+        }
+        let key = match result.and_then(|k| validate_progress_key(&k).map(|()| k)) {
+            Ok(key) => key,
+            Err(error) => return self.checker_failed(error.kind()),
+        };
+        let unchanged = self.last_progress_key.as_deref() == Some(key.as_str());
+        self.last_progress_key = Some(key);
+        if !unchanged {
+            self.unchanged_samples = 0;
+            return CheckDecision::Continue;
+        }
+        self.unchanged_samples += 1;
+        if self.unchanged_samples < self.policy.unchanged_progress_limit {
+            return CheckDecision::Continue;
+        }
+        self.unchanged_samples = 0;
+        into_check(self.recover(
+            RecoveryTrigger::UnchangedProgress,
+            feedback::unchanged_progress(),
+        ))
+    }
+
+    fn checker_failed(&mut self, kind: CheckerErrorKind) -> CheckDecision {
+        self.diag.checker_error = Some(kind);
+        CheckDecision::Stop {
+            reason: self.stop(StopReason::CheckerError),
+        }
+    }
+
+    /// Matches an answer to the pending check and applies the stale-view
+    /// guard. (Private; the decision is returned at once, never propagated.)
+    #[allow(clippy::result_large_err)]
+    fn take_pending(
+        &mut self,
+        ticket: CheckTicket,
+        kind: CheckKind,
+        view: &CheckView,
+    ) -> Result<PendingCheck, CheckDecision> {
+        let matches = self
+            .pending_check
+            .as_ref()
+            .is_some_and(|p| p.ticket == ticket && ticket.kind == kind);
+        let pending = match self.pending_check.take() {
+            Some(pending) if matches => pending,
+            other => {
+                self.pending_check = other;
+                self.diag.counters.late_verdicts += 1;
+                return Err(CheckDecision::Ignored);
+            }
+        };
+        if pending.view.identity != view.identity {
+            return Err(CheckDecision::Stop {
+                reason: self.stop(StopReason::StateChanged),
+            });
+        }
+        if pending.view.scope != view.scope {
+            self.diag.counters.scope_restarts += 1;
+            return Err(
+                match self.request(kind, view, pending.output, pending.task_state) {
+                    Ok(request) => CheckDecision::Restart(request),
+                    Err(reason) => CheckDecision::Stop { reason },
+                },
+            );
+        }
+        Ok(pending)
+    }
+
+    /// Builds a packet, records the pending check and returns the request.
+    fn request(
+        &mut self,
+        kind: CheckKind,
+        view: &CheckView,
+        output: String,
+        task_state: Option<TaskStateSnapshot>,
+    ) -> Result<CheckRequest, StopReason> {
+        let Some(packet) = self.build_packet(&output, task_state.clone()) else {
+            self.diag.checker_error = Some(CheckerErrorKind::PacketTooLarge);
+            return Err(self.stop(StopReason::CheckerError));
+        };
+        let ticket = CheckTicket {
+            id: self.ticket(),
+            kind,
+        };
+        self.pending_check = Some(PendingCheck {
+            ticket,
+            view: view.clone(),
+            output,
+            task_state,
+        });
+        Ok(CheckRequest { ticket, packet })
+    }
+
+    /// The detached packet within every bound, or `None` when even without
+    /// observations it exceeds [`MAX_PACKET_BYTES`].
+    fn build_packet(
+        &self,
+        output: &str,
+        task_state: Option<TaskStateSnapshot>,
+    ) -> Option<CheckPacket> {
+        let (text, cut) = truncate_chars(output, MAX_OUTPUT_CHARS);
+        let total = self.diag.counters.observations;
+        let carried = u32::try_from(self.observations.len()).unwrap_or(u32::MAX);
+        let mut packet = CheckPacket {
+            execution_id: self.diag.execution_id.clone(),
+            iteration: self.diag.counters.iterations,
+            output_text: text.to_owned(),
+            output_truncated: cut,
+            observations: self.observations.iter().cloned().collect(),
+            observed_tool_calls: total,
+            observations_truncated: total > carried,
+            task_state,
+        };
+        let mut size = serde_json::to_vec(&packet).ok()?.len();
+        if size <= MAX_PACKET_BYTES {
+            return Some(packet);
+        }
+        // Drop the oldest observations until the packet fits.
+        let sizes: Vec<usize> = packet
+            .observations
+            .iter()
+            .map(|o| serde_json::to_vec(o).map_or(usize::MAX, |b| b.len() + 1))
+            .collect();
+        let mut drop = 0;
+        while size > MAX_PACKET_BYTES && drop < sizes.len() {
+            size = size.saturating_sub(sizes[drop]);
+            drop += 1;
+        }
+        packet.observations.drain(..drop);
+        packet.observations_truncated = true;
+        let size = serde_json::to_vec(&packet).ok()?.len();
+        (size <= MAX_PACKET_BYTES).then_some(packet)
+    }
+}
+
+fn into_check(decision: Decision) -> CheckDecision {
+    match decision {
+        Decision::Continue => CheckDecision::Continue,
+        Decision::Stop { reason } => CheckDecision::Stop { reason },
+    }
+}
