@@ -1,0 +1,213 @@
+//! The server side of Chat Completions, for the fake provider: reading a
+//! request back into the neutral form and writing responses and chunks.
+
+use serde_json::{Value, json};
+
+use crate::errors::ProviderError;
+use crate::model::{
+    FinishReason, Message, ModelRequest, ModelResponse, OutputSchema, ToolCall, ToolChoice,
+    ToolDefinition, ToolResult,
+};
+use crate::protocol::{arguments_of, split_chunks, str_of};
+use crate::sse::SseFrame;
+
+/// Read a request body back into a [`ModelRequest`].
+pub(crate) fn decode_request(body: &Value) -> Result<ModelRequest, ProviderError> {
+    let bad = |what: &str| ProviderError::malformed(format!("chat request: {what}"));
+    let mut request = ModelRequest {
+        model: str_of(body, "model").ok_or_else(|| bad("no model"))?,
+        instructions: None,
+        messages: Vec::new(),
+        tools: Vec::new(),
+        tool_choice: ToolChoice::Auto,
+        output_schema: None,
+        max_tokens: body
+            .get("max_completion_tokens")
+            .or_else(|| body.get("max_tokens"))
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok()),
+    };
+    let messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("no messages"))?;
+    // Tool results need the tool name, which the wire does not carry: find it
+    // from the earlier assistant call with the same id.
+    let mut names = std::collections::HashMap::new();
+    for m in messages {
+        let content = str_of(m, "content");
+        match m.get("role").and_then(Value::as_str) {
+            Some("system" | "developer") => request.instructions = content,
+            Some("user") => request.messages.push(Message::User {
+                text: content.unwrap_or_default(),
+            }),
+            Some("assistant") => {
+                let mut tool_calls = Vec::new();
+                for c in m
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let f = c
+                        .get("function")
+                        .ok_or_else(|| bad("tool call without function"))?;
+                    let call = ToolCall {
+                        id: str_of(c, "id").unwrap_or_default(),
+                        name: str_of(f, "name").unwrap_or_default(),
+                        arguments: arguments_of(f.get("arguments"))?,
+                        signature: None,
+                    };
+                    names.insert(call.id.clone(), call.name.clone());
+                    tool_calls.push(call);
+                }
+                request.messages.push(Message::Assistant {
+                    text: content,
+                    tool_calls,
+                });
+            }
+            Some("tool") => {
+                let call_id = str_of(m, "tool_call_id").ok_or_else(|| bad("tool_call_id"))?;
+                request.messages.push(Message::ToolResult(ToolResult {
+                    name: names.get(&call_id).cloned().unwrap_or_default(),
+                    call_id,
+                    content: content.unwrap_or_default(),
+                    is_error: false,
+                }));
+            }
+            _ => return Err(bad("unknown role")),
+        }
+    }
+    for t in body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let f = t
+            .get("function")
+            .ok_or_else(|| bad("tool without function"))?;
+        request.tools.push(ToolDefinition {
+            name: str_of(f, "name").ok_or_else(|| bad("tool name"))?,
+            description: str_of(f, "description"),
+            parameters: f.get("parameters").cloned().unwrap_or(json!({})),
+        });
+    }
+    request.tool_choice = match body.get("tool_choice") {
+        Some(Value::String(s)) if s == "none" => ToolChoice::None,
+        Some(Value::String(s)) if s == "required" => ToolChoice::Required,
+        Some(Value::Object(o)) => ToolChoice::Tool(
+            o.get("function")
+                .and_then(|f| str_of(f, "name"))
+                .unwrap_or_default(),
+        ),
+        _ => ToolChoice::Auto,
+    };
+    if let Some(js) = body
+        .get("response_format")
+        .and_then(|f| f.get("json_schema"))
+    {
+        request.output_schema = Some(OutputSchema {
+            name: str_of(js, "name").unwrap_or_default(),
+            schema: js.get("schema").cloned().unwrap_or(Value::Null),
+        });
+    }
+    Ok(request)
+}
+
+fn wire_finish(reason: &FinishReason) -> &str {
+    match reason {
+        FinishReason::Stop | FinishReason::StopSequence | FinishReason::Refusal => "stop",
+        FinishReason::MaxTokens => "length",
+        FinishReason::ToolCalls => "tool_calls",
+        FinishReason::ContentFilter => "content_filter",
+        FinishReason::Paused => "stop",
+        FinishReason::Other(s) => s,
+    }
+}
+
+fn wire_usage(r: &ModelResponse) -> Value {
+    json!({
+        "prompt_tokens": r.usage.input_tokens,
+        "completion_tokens": r.usage.output_tokens,
+        "total_tokens": r.usage.input_tokens + r.usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": r.usage.cached_input_tokens},
+        "completion_tokens_details": {"reasoning_tokens": r.usage.reasoning_tokens},
+    })
+}
+
+/// A `chat.completion` body for `r`.
+pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
+    let mut message = json!({"role": "assistant", "content": r.text, "refusal": null});
+    if r.finish_reason == FinishReason::Refusal {
+        message["content"] = Value::Null;
+        message["refusal"] = json!(r.text);
+    }
+    if !r.tool_calls.is_empty() {
+        message["tool_calls"] = r
+            .tool_calls
+            .iter()
+            .map(|c| {
+                json!({"id": c.id, "type": "function",
+                       "function": {"name": c.name, "arguments": c.arguments.to_string()}})
+            })
+            .collect();
+    }
+    json!({
+        "id": r.id.as_deref().unwrap_or("chatcmpl-fake"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": null,
+                     "finish_reason": wire_finish(&r.finish_reason)}],
+        "usage": wire_usage(r),
+    })
+}
+
+/// The chunks of a stream for `r`: role, text pieces, tool-call fragments,
+/// finish reason, usage, `[DONE]`.
+pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec<SseFrame> {
+    let id = r.id.as_deref().unwrap_or("chatcmpl-fake");
+    let frame = |choices: Value| {
+        SseFrame::data(
+            json!({"id": id, "object": "chat.completion.chunk", "created": 0,
+                   "model": model, "choices": choices})
+            .to_string(),
+        )
+    };
+    let delta = |d: Value| frame(json!([{"index": 0, "delta": d, "finish_reason": null}]));
+    let mut frames = vec![delta(json!({"role": "assistant", "content": null}))];
+    let text_key = if r.finish_reason == FinishReason::Refusal {
+        "refusal"
+    } else {
+        "content"
+    };
+    for piece in split_chunks(r.text.as_deref().unwrap_or(""), chunk) {
+        frames.push(delta(json!({ text_key: piece })));
+    }
+    for (index, c) in r.tool_calls.iter().enumerate() {
+        frames.push(delta(
+            json!({"tool_calls": [{"index": index, "id": c.id, "type": "function",
+            "function": {"name": c.name, "arguments": ""}}]}),
+        ));
+        for piece in split_chunks(&c.arguments.to_string(), chunk) {
+            frames.push(delta(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+            ));
+        }
+    }
+    frames.push(frame(json!([{"index": 0, "delta": {},
+        "finish_reason": wire_finish(&r.finish_reason)}])));
+    frames.push(SseFrame::data(
+        json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
+               "choices": [], "usage": wire_usage(r)})
+        .to_string(),
+    ));
+    frames.push(SseFrame::data("[DONE]"));
+    frames
+}
+
+/// An in-stream error chunk.
+pub(crate) fn render_error_event(message: &str, kind: &str) -> SseFrame {
+    SseFrame::data(json!({"error": {"message": message, "type": kind, "code": null}}).to_string())
+}
