@@ -26,9 +26,10 @@ pub struct LoopPolicy {
     /// Host-feedback turns allowed before a recovery trigger stops the
     /// execution (0 = stop at the first trigger). Default 2.
     pub max_recovery_attempts: u32,
-    /// Consecutive executions of the same read (tool + argument fingerprint)
-    /// with the same result fingerprint that make it a repeated read and
-    /// trigger feedback. Default 2.
+    /// Identical repeats of a read (same tool and argument fingerprint, and
+    /// the same result fingerprint as its previous execution) that make it a
+    /// repeated read: feedback is given, and asking for it again stops.
+    /// Default 1 (the second identical execution triggers feedback).
     pub repeated_read_limit: u32,
     /// Consecutive progress samples equal to the previous key that trigger
     /// an intervention. Default 2.
@@ -59,7 +60,7 @@ impl Default for LoopPolicy {
     fn default() -> Self {
         Self {
             max_recovery_attempts: 2,
-            repeated_read_limit: 2,
+            repeated_read_limit: 1,
             unchanged_progress_limit: 2,
             max_admissions: MAX_THRESHOLD,
             max_call_signatures: MAX_THRESHOLD,

@@ -97,6 +97,7 @@ pub(super) struct PendingCheck {
     ticket: CheckTicket,
     view: CheckView,
     output: String,
+    output_truncated: bool,
     task_state: Option<TaskStateSnapshot>,
 }
 
@@ -123,8 +124,13 @@ impl PolicyExecution {
             return FinalDecision::Answer;
         }
         self.diag.counters.completion_checks += 1;
-        let (text, _) = truncate_chars(output, MAX_OUTPUT_CHARS);
-        match self.request(CheckKind::Completion, view, text.to_owned(), task_state) {
+        let (text, cut) = truncate_chars(output, MAX_OUTPUT_CHARS);
+        match self.request(
+            CheckKind::Completion,
+            view,
+            (text.to_owned(), cut),
+            task_state,
+        ) {
             Ok(request) => FinalDecision::Check(request),
             Err(reason) => FinalDecision::Stop { reason },
         }
@@ -144,7 +150,12 @@ impl PolicyExecution {
             return BatchDecision::Continue;
         }
         self.diag.counters.progress_samples += 1;
-        match self.request(CheckKind::Progress, view, String::new(), task_state) {
+        match self.request(
+            CheckKind::Progress,
+            view,
+            (String::new(), false),
+            task_state,
+        ) {
             Ok(request) => BatchDecision::SampleProgress(request),
             Err(reason) => BatchDecision::Stop { reason },
         }
@@ -259,7 +270,12 @@ impl PolicyExecution {
         if pending.view.scope != view.scope {
             self.diag.counters.scope_restarts += 1;
             return Err(
-                match self.request(kind, view, pending.output, pending.task_state) {
+                match self.request(
+                    kind,
+                    view,
+                    (pending.output, pending.output_truncated),
+                    pending.task_state,
+                ) {
                     Ok(request) => CheckDecision::Restart(request),
                     Err(reason) => CheckDecision::Stop { reason },
                 },
@@ -273,10 +289,10 @@ impl PolicyExecution {
         &mut self,
         kind: CheckKind,
         view: &CheckView,
-        output: String,
+        (output, output_truncated): (String, bool),
         task_state: Option<TaskStateSnapshot>,
     ) -> Result<CheckRequest, StopReason> {
-        let Some(packet) = self.build_packet(&output, task_state.clone()) else {
+        let Some(packet) = self.build_packet(&output, output_truncated, task_state.clone()) else {
             self.diag.checker_error = Some(CheckerErrorKind::PacketTooLarge);
             return Err(self.stop(StopReason::CheckerError));
         };
@@ -288,6 +304,7 @@ impl PolicyExecution {
             ticket,
             view: view.clone(),
             output,
+            output_truncated,
             task_state,
         });
         Ok(CheckRequest { ticket, packet })
@@ -298,9 +315,11 @@ impl PolicyExecution {
     fn build_packet(
         &self,
         output: &str,
+        already_cut: bool,
         task_state: Option<TaskStateSnapshot>,
     ) -> Option<CheckPacket> {
         let (text, cut) = truncate_chars(output, MAX_OUTPUT_CHARS);
+        let cut = cut || already_cut;
         let total = self.diag.counters.observations;
         let carried = u32::try_from(self.observations.len()).unwrap_or(u32::MAX);
         let mut packet = CheckPacket {

@@ -1,0 +1,155 @@
+//! Configuration rules: bounds, validation, JSON loading and capture.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{call, start};
+use serde_json::json;
+use verdict_policy::{
+    Admission, CompletionFn, Effect, LoopPolicy, PolicyExecution, PolicyLoadError, Verdict,
+};
+
+fn fields(policy: &LoopPolicy) -> Vec<String> {
+    match policy.validate() {
+        Ok(()) => Vec::new(),
+        Err(error) => error.0.into_iter().map(|v| v.field).collect(),
+    }
+}
+
+#[test]
+fn every_violation_is_reported_with_its_field() {
+    let policy = LoopPolicy {
+        max_recovery_attempts: 1001,
+        repeated_read_limit: 0,
+        unchanged_progress_limit: 0,
+        max_admissions: 1001,
+        max_call_signatures: 0,
+        max_observations: 5000,
+        ..LoopPolicy::default()
+    };
+    assert_eq!(
+        fields(&policy),
+        [
+            "max_recovery_attempts",
+            "repeated_read_limit",
+            "unchanged_progress_limit",
+            "max_admissions",
+            "max_call_signatures",
+            "max_observations",
+        ]
+    );
+    // The edges are valid: recovery may be 0, every threshold may be 1000.
+    let edges = LoopPolicy {
+        max_recovery_attempts: 0,
+        repeated_read_limit: 1000,
+        unchanged_progress_limit: 1,
+        max_admissions: 1000,
+        max_call_signatures: 1,
+        max_observations: 1000,
+        ..LoopPolicy::default()
+    };
+    assert!(fields(&edges).is_empty());
+}
+
+#[test]
+fn allowlist_bounds_are_enforced() {
+    let mut policy = LoopPolicy {
+        read_allowlist: vec![
+            "status".into(),
+            "".into(),
+            " ".into(),
+            "x".repeat(257),
+            "y".repeat(256),
+        ],
+        ..LoopPolicy::default()
+    };
+    assert_eq!(
+        fields(&policy),
+        [
+            "read_allowlist[1]",
+            "read_allowlist[2]",
+            "read_allowlist[3]"
+        ]
+    );
+    policy.read_allowlist = (0..101).map(|i| format!("tool{i}")).collect();
+    assert_eq!(fields(&policy), ["read_allowlist"]);
+    policy.read_allowlist.pop();
+    assert!(fields(&policy).is_empty());
+}
+
+#[test]
+fn invalid_policy_cannot_start_an_execution() {
+    let policy = LoopPolicy {
+        max_admissions: 0,
+        ..LoopPolicy::default()
+    };
+    let error = PolicyExecution::start(&policy, "e", None).unwrap_err();
+    assert_eq!(error.0.len(), 1);
+    assert_eq!(error.0[0].field, "max_admissions");
+}
+
+#[test]
+fn empty_json_policy_tracks_without_a_verifier() {
+    let policy = LoopPolicy::from_json("{}").unwrap();
+    assert!(policy.completion.is_none() && policy.progress.is_none());
+    let mut exec = start(&policy);
+    // Tracking is on: a duplicate write is refused...
+    let args = json!({"id": 1});
+    assert_eq!(
+        exec.admit(&call("a", "send", Effect::Write, &args)),
+        Admission::Run
+    );
+    assert!(matches!(
+        exec.admit(&call("b", "send", Effect::Write, &args)),
+        Admission::Skip { .. }
+    ));
+    // ...and invalid JSON thresholds are refused with their field.
+    match LoopPolicy::from_json(r#"{"max_admissions": 2000, "read_allowlist": [""]}"#) {
+        Err(PolicyLoadError::Invalid(error)) => assert_eq!(error.0.len(), 2),
+        other => panic!("expected invalid policy, got {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_json_field_is_refused() {
+    assert!(matches!(
+        LoopPolicy::from_json(r#"{"maxRecoveryAttempts": 2}"#),
+        Err(PolicyLoadError::Malformed(_))
+    ));
+    assert!(matches!(
+        LoopPolicy::from_json(r#"{"max_recovery_attempts": -1}"#),
+        Err(PolicyLoadError::Malformed(_))
+    ));
+}
+
+#[test]
+fn later_policy_edits_apply_to_later_executions() {
+    let mut policy = LoopPolicy {
+        max_recovery_attempts: 0,
+        read_allowlist: vec!["poll".into()],
+        ..LoopPolicy::default()
+    };
+    let mut first = start(&policy);
+    policy.max_recovery_attempts = 5;
+    policy.read_allowlist.clear();
+    policy.completion = Some(Arc::new(CompletionFn(|_: &_| {
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    })));
+    assert!(first.completion_checker().is_none());
+    assert_eq!(first.diagnostics().recovery_attempts_allowed, 0);
+    // The captured allowlist still exempts `poll` from repeat accounting.
+    let args = json!({});
+    let result = json!({"state": "pending"});
+    for id in ["p1", "p2", "p3", "p4"] {
+        common::read(&mut first, id, "poll", &args, &result);
+    }
+    assert!(!first.is_finished());
+    let second = start(&policy);
+    assert!(second.completion_checker().is_some());
+    assert_eq!(second.diagnostics().recovery_attempts_allowed, 5);
+}

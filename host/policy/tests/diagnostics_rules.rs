@@ -1,0 +1,80 @@
+//! Diagnostics: names as the spec writes them, detached snapshots.
+
+mod common;
+
+use common::{call, start, turn, view, with_completion};
+use serde_json::{Value, json};
+use verdict_policy::{
+    CheckDecision, Effect, FinalDecision, LoopDiagnostics, LoopPolicy, Phase, StopReason, Verdict,
+};
+
+#[test]
+fn diagnostics_serialize_as_the_spec_names_them() {
+    let names = |value: Value| value.as_str().unwrap().to_owned();
+    let phases = [
+        (Phase::Running, "running"),
+        (Phase::Recovering, "recovering"),
+        (Phase::Complete, "complete"),
+        (Phase::InputNeeded, "input-needed"),
+        (Phase::Stopped, "stopped"),
+    ];
+    for (phase, name) in phases {
+        assert_eq!(names(serde_json::to_value(phase).unwrap()), name);
+    }
+    let reasons = [
+        (StopReason::Completed, "completed"),
+        (StopReason::AnswerReturned, "answer_returned"),
+        (StopReason::UncertainEffect, "uncertain_effect"),
+        (StopReason::CheckerError, "checker_error"),
+        (StopReason::StateChanged, "state_changed"),
+        (StopReason::PendingAsync, "pending_async"),
+        (StopReason::MaxIterations, "max_iterations"),
+        (StopReason::RecoveryExhausted, "recovery_exhausted"),
+        (StopReason::RepeatedRead, "repeated_read"),
+        (StopReason::TrackingBound, "tracking_bound"),
+        (StopReason::DuplicateAction, "duplicate_action"),
+        (StopReason::Unfingerprintable, "unfingerprintable"),
+    ];
+    for (reason, name) in reasons {
+        assert_eq!(names(serde_json::to_value(reason).unwrap()), name);
+    }
+    // A full snapshot round-trips through JSON.
+    let mut exec = start(&with_completion(LoopPolicy::default()));
+    turn(&mut exec);
+    let FinalDecision::Check(request) = exec.final_candidate("done", &view(), None) else {
+        panic!("expected a check");
+    };
+    let refused = Verdict {
+        complete: false,
+        reason: Some("no receipt".into()),
+        feedback: None,
+    };
+    assert_eq!(
+        exec.completion_verdict(request.ticket, &view(), Ok(refused)),
+        CheckDecision::Continue
+    );
+    let diag = exec.diagnostics();
+    let value: Value = serde_json::from_str(&diag.to_json()).unwrap();
+    assert_eq!(value["executionId"], json!(null));
+    assert_eq!(value["execution_id"], "exec-1");
+    assert_eq!(value["phase"], "recovering");
+    assert_eq!(value["recovery_attempts_used"], 1);
+    assert_eq!(value["recovery_attempts_allowed"], 2);
+    assert_eq!(value["last_verdict"]["reason"], "no receipt");
+    let back: LoopDiagnostics = serde_json::from_value(value).unwrap();
+    assert_eq!(back, diag);
+}
+
+#[test]
+fn snapshots_are_detached() {
+    let mut exec = start(&LoopPolicy::default());
+    let before = exec.diagnostics();
+    let mut edited = exec.diagnostics();
+    edited.counters.admissions = 99;
+    edited.phase = Phase::Stopped;
+    assert_eq!(exec.diagnostics(), before);
+    let args = json!({});
+    exec.admit(&call("a", "get", Effect::Read, &args));
+    assert_eq!(before.counters.admissions, 0);
+    assert_eq!(exec.diagnostics().counters.admissions, 1);
+}
