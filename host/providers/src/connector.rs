@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::errors::{ProviderError, TimeoutPhase};
 use crate::model::{CallContext, EventStream, Model, ModelRequest, ModelResponse};
-use crate::protocol::{Protocol, decode_error};
+use crate::protocol::{Protocol, classify_error};
 use crate::retry::{RetryPolicy, with_retries};
 use crate::secret::{ApiKey, Credential};
 use crate::sse;
@@ -259,7 +259,7 @@ impl Connector {
         }
         let headers = response.headers().clone();
         let body = self.read_body(response, cancel).await.unwrap_or_default();
-        Err(decode_error(status.as_u16(), &headers, &body))
+        Err(classify_error(status.as_u16(), &headers, &body))
     }
 
     /// Read a whole body, every chunk wait bounded by the idle timeout.

@@ -208,8 +208,9 @@ fn error_kind(protocol: Protocol, status: u16) -> &'static str {
 /// Longest provider message kept in an error.
 const MAX_ERROR_MESSAGE: usize = 2000;
 
-/// Classify an HTTP error answer, keeping the provider's message.
-pub(crate) fn decode_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ProviderError {
+/// Classify an HTTP error answer (status, headers, body), keeping the
+/// provider's message and any retry-after hint.
+pub fn classify_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ProviderError {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let error = parsed.as_ref().and_then(|v| v.get("error"));
     let message = error
