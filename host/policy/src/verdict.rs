@@ -78,6 +78,11 @@ impl Verdict {
         if text.len() > MAX_VERDICT_BYTES {
             return Err(VerdictError::TooLarge { bytes: text.len() });
         }
+        // serde's derive also accepts a struct as a sequence (`[true]`):
+        // strict JSON here means an object.
+        if !text.trim_start().starts_with('{') {
+            return Err(VerdictError::Malformed("not a JSON object".to_owned()));
+        }
         let verdict: Verdict =
             serde_json::from_str(text).map_err(|e| VerdictError::Malformed(e.to_string()))?;
         verdict.validate()?;
