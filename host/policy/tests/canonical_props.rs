@@ -1,4 +1,5 @@
 //! Property tests for canonical JSON and fingerprints.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -35,7 +36,7 @@ fn render(value: &Value, seed: usize, out: &mut String) {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push_str(if seed % 3 == 0 { ", " } else { "," });
+                    out.push_str(if seed.is_multiple_of(3) { ", " } else { "," });
                 }
                 render(item, seed / 2 + i, out);
             }
@@ -47,16 +48,16 @@ fn render(value: &Value, seed: usize, out: &mut String) {
                 let len = members.len();
                 members.rotate_left(seed % len);
             }
-            if seed % 2 == 1 {
+            if !seed.is_multiple_of(2) {
                 members.reverse();
             }
-            out.push_str(if seed % 5 == 0 { "{ " } else { "{" });
+            out.push_str(if seed.is_multiple_of(5) { "{ " } else { "{" });
             for (i, (key, item)) in members.into_iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
                 out.push_str(&serde_json::to_string(key).unwrap());
-                out.push_str(if seed % 7 == 0 { " : " } else { ":" });
+                out.push_str(if seed.is_multiple_of(7) { " : " } else { ":" });
                 render(item, seed / 3 + i, out);
             }
             out.push('}');

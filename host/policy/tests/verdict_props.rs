@@ -1,4 +1,5 @@
 //! Verdict validation: strict shape and bounds, for any input.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use proptest::prelude::*;
 use verdict_policy::verdict::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS, MAX_VERDICT_BYTES};
