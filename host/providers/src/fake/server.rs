@@ -11,6 +11,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
 use axum::routing::post;
+use futures::StreamExt;
 use serde_json::Value;
 
 use crate::connector::{ConnectorConfig, Timeouts};
@@ -398,17 +399,20 @@ fn sse_response(chunks: Vec<Bytes>, abort: bool) -> Response {
 }
 
 fn chunked_response(chunks: Vec<Bytes>, abort: bool, content_type: &str) -> Response {
-    let mut items: Vec<Result<Bytes, std::io::Error>> = chunks.into_iter().map(Ok).collect();
-    if abort {
-        items.push(Err(std::io::Error::new(
+    let body = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
+    // The abort comes a moment after the last chunk, so the client has the
+    // headers and the partial data before the connection drops.
+    let tail = futures::stream::iter(abort.then_some(())).then(|()| async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        Err(std::io::Error::new(
             std::io::ErrorKind::ConnectionAborted,
             "fake provider cut the stream",
-        )));
-    }
+        ))
+    });
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, content_type)
         .header(header::CACHE_CONTROL, "no-cache")
-        .body(Body::from_stream(futures::stream::iter(items)))
+        .body(Body::from_stream(body.chain(tail)))
         .unwrap_or_default()
 }

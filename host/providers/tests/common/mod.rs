@@ -62,3 +62,33 @@ pub fn calls_of(events: &[StreamEvent]) -> Vec<verdict_providers::ToolCall> {
         })
         .collect()
 }
+
+/// Call `model` once, non-streaming or streaming; for a stream, also return
+/// every event (the response is the `Completed` one).
+pub async fn call(
+    model: &dyn verdict_providers::Model,
+    request: &verdict_providers::ModelRequest,
+    stream: bool,
+) -> Result<(ModelResponse, Vec<StreamEvent>), ProviderError> {
+    use futures::StreamExt;
+    let ctx = verdict_providers::CallContext::default();
+    if !stream {
+        return model.complete(request, &ctx).await.map(|r| (r, Vec::new()));
+    }
+    let mut events = Vec::new();
+    let mut stream = model.stream(request, &ctx).await?;
+    while let Some(event) = stream.next().await {
+        events.push(event?);
+    }
+    let response = completed(&events).clone();
+    Ok((response, events))
+}
+
+/// A connector for `protocol` pointed at `fake`.
+pub fn connector(
+    fake: &verdict_providers::fake::FakeProvider,
+    protocol: Protocol,
+) -> verdict_providers::Connector {
+    verdict_providers::Connector::new(fake.connector_config(protocol))
+        .unwrap_or_else(|e| panic!("connector: {e}"))
+}
