@@ -1,1 +1,134 @@
-//! The verdict guest SDK.
+//! The verdict guest SDK: write a verifier as plain Rust, export it as a
+//! WebAssembly component with one macro.
+//!
+//! Implement [`Verifier`] (completion role) and/or [`ProgressKey`] (progress
+//! role) for a `Default` type, then call [`export!`] naming the roles:
+//!
+//! ```
+//! use verdict_guest::{Artifacts, Packet, Verdict, Verifier};
+//!
+//! #[derive(Default)]
+//! struct ReadFirst;
+//!
+//! impl Verifier for ReadFirst {
+//!     fn check(&self, packet: &Packet, _artifacts: &dyn Artifacts) -> Verdict {
+//!         if packet.succeeded("read_artifact") {
+//!             Verdict::complete()
+//!         } else {
+//!             Verdict::incomplete("Read the artifact first.")
+//!         }
+//!     }
+//! }
+//!
+//! verdict_guest::export!(completion: ReadFirst);
+//! ```
+//!
+//! Built for `wasm32-wasip2` the crate (a `cdylib`) is a component exporting
+//! exactly the named roles. Built natively the macro only checks the trait
+//! bounds, so the same source is unit-tested with `cargo test` against
+//! [`MemoryArtifacts`].
+
+mod artifacts;
+mod memory;
+mod packet;
+mod verdict;
+mod verifier;
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+pub use artifacts::{Artifact, ArtifactError, Artifacts, JsonReadError};
+pub use memory::MemoryArtifacts;
+pub use packet::{Effect, FailureKind, Observation, Outcome, OutcomeStatus, Packet, TaskState};
+pub use serde_json;
+pub use verdict::{MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS, Verdict};
+pub use verifier::{ProgressKey, Verifier};
+
+/// Macro support; not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    #[cfg(target_arch = "wasm32")]
+    pub use crate::wasm::*;
+
+    /// Compile-time check that a type can be exported as a completion checker.
+    pub fn assert_completion<T: crate::Verifier + Default>() {}
+
+    /// Compile-time check that a type can be exported as a progress checker.
+    pub fn assert_progress<T: crate::ProgressKey + Default>() {}
+}
+
+/// Exports a verifier's roles from this crate's component.
+///
+/// ```text
+/// verdict_guest::export!(completion: MyChecker);
+/// verdict_guest::export!(progress: MyProgress);
+/// verdict_guest::export!(completion: MyChecker, progress: MyProgress);
+/// ```
+///
+/// Each type must implement `Default` and the role's trait ([`Verifier`],
+/// [`ProgressKey`]); a fresh value is made per call. Call it once per crate.
+/// On non-wasm targets it only checks those bounds.
+#[macro_export]
+macro_rules! export {
+    (completion: $checker:ty $(,)?) => {
+        $crate::__export_completion!($checker);
+    };
+    (progress: $progress:ty $(,)?) => {
+        $crate::__export_progress!($progress);
+    };
+    (completion: $checker:ty, progress: $progress:ty $(,)?) => {
+        $crate::__export_completion!($checker);
+        $crate::__export_progress!($progress);
+    };
+    (progress: $progress:ty, completion: $checker:ty $(,)?) => {
+        $crate::__export_completion!($checker);
+        $crate::__export_progress!($progress);
+    };
+}
+
+/// Wires a [`Verifier`] to the `completion` export.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_completion {
+    ($checker:ty) => {
+        const _: fn() = $crate::__private::assert_completion::<$checker>;
+
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct VerdictCompletionExport;
+
+            impl $crate::__private::CompletionGuest for VerdictCompletionExport {
+                fn check(packet: $crate::__private::WitPacket) -> $crate::__private::WitVerdict {
+                    $crate::__private::run_check::<$checker>(packet)
+                }
+            }
+
+            $crate::__private::completion_bindings::export_completion!(
+                VerdictCompletionExport with_types_in $crate::__private::completion_bindings
+            );
+        };
+    };
+}
+
+/// Wires a [`ProgressKey`] to the `progress` export.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_progress {
+    ($progress:ty) => {
+        const _: fn() = $crate::__private::assert_progress::<$progress>;
+
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct VerdictProgressExport;
+
+            impl $crate::__private::ProgressGuest for VerdictProgressExport {
+                fn progress_key(packet: $crate::__private::WitPacket) -> ::std::string::String {
+                    $crate::__private::run_progress_key::<$progress>(packet)
+                }
+            }
+
+            $crate::__private::progress_bindings::export_progress!(
+                VerdictProgressExport with_types_in $crate::__private::progress_bindings
+            );
+        };
+    };
+}

@@ -1,1 +1,131 @@
-//! Guest build helper.
+//! Build-script helper: compiles workspace guest crates to `wasm32-wasip2`
+//! components for the host's tests, examples and benchmarks.
+//!
+//! ```no_run
+//! // build.rs
+//! let guests = verdict_guest_build::build_guests(&["artifact-ready", "hostile-spin"])?;
+//! let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?).join("guests.rs");
+//! std::fs::write(out, verdict_guest_build::rust_consts(&guests))?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Guests are built in release mode into `<workspace>/target/wasm-guests`, a
+//! target directory shared by every caller (cargo's lock serializes them), by
+//! a nested `cargo build` whose environment is cleaned of what the outer build
+//! set for itself (rustflags, wrappers such as clippy's, target overrides).
+
+mod cargo;
+mod consts;
+mod error;
+mod metadata;
+
+use std::path::{Path, PathBuf};
+
+pub use consts::{const_name, rust_consts};
+pub use error::Error;
+
+/// The target guests are compiled for.
+pub const GUEST_TARGET: &str = "wasm32-wasip2";
+/// The directory under the workspace's `target/` that holds guest builds.
+pub const GUEST_TARGET_SUBDIR: &str = "wasm-guests";
+
+/// One compiled guest component.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltGuest {
+    /// The cargo package name (e.g. `artifact-ready`).
+    pub package: String,
+    /// Absolute path of the `.wasm` component.
+    pub path: PathBuf,
+}
+
+/// Builds the given workspace packages (each a `cdylib`) for `wasm32-wasip2`.
+///
+/// The workspace is the one containing the calling build script's package
+/// (`CARGO_MANIFEST_DIR`), or the current directory outside a build script.
+/// Prints `cargo:rerun-if-changed` lines for `guest-sdk/`, `wit/`, the lock
+/// file and each package's directory.
+pub fn build_guests(packages: &[&str]) -> Result<Vec<BuiltGuest>, Error> {
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .map_or_else(std::env::current_dir, Ok)
+        .map_err(Error::Io)?;
+    let guests = GuestBuilder::for_workspace_of(&start)?.build(packages)?;
+    Ok(guests)
+}
+
+/// Builds guests of one workspace; [`build_guests`] with the defaults.
+#[derive(Debug, Clone)]
+pub struct GuestBuilder {
+    workspace: metadata::Workspace,
+    target_dir: PathBuf,
+    emit_rerun: bool,
+}
+
+impl GuestBuilder {
+    /// A builder for the cargo workspace that contains `dir`.
+    pub fn for_workspace_of(dir: &Path) -> Result<Self, Error> {
+        let workspace = metadata::Workspace::load(dir)?;
+        let target_dir = workspace.target_dir.join(GUEST_TARGET_SUBDIR);
+        Ok(Self {
+            workspace,
+            target_dir,
+            emit_rerun: std::env::var_os("OUT_DIR").is_some(),
+        })
+    }
+
+    /// Uses another target directory for the nested build.
+    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.target_dir = dir.into();
+        self
+    }
+
+    /// Whether to print `cargo:rerun-if-changed` lines (default: only when
+    /// running inside a build script).
+    pub fn emit_rerun_if_changed(mut self, emit: bool) -> Self {
+        self.emit_rerun = emit;
+        self
+    }
+
+    /// The workspace root.
+    pub fn workspace_root(&self) -> &Path {
+        &self.workspace.root
+    }
+
+    /// Builds `packages` and returns their components, in the given order.
+    pub fn build(&self, packages: &[&str]) -> Result<Vec<BuiltGuest>, Error> {
+        let libs = packages
+            .iter()
+            .map(|name| self.workspace.cdylib(name))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.emit_rerun {
+            self.print_rerun_if_changed(&libs);
+        }
+        cargo::check_target_installed()?;
+        cargo::build(&self.workspace.root, &self.target_dir, packages)?;
+        let out_dir = self.target_dir.join(GUEST_TARGET).join("release");
+        libs.into_iter()
+            .map(|lib| {
+                let path = out_dir.join(format!("{}.wasm", lib.lib_name));
+                if path.is_file() {
+                    Ok(BuiltGuest {
+                        package: lib.package.clone(),
+                        path,
+                    })
+                } else {
+                    Err(Error::MissingOutput {
+                        package: lib.package.clone(),
+                        path,
+                    })
+                }
+            })
+            .collect()
+    }
+
+    fn print_rerun_if_changed(&self, libs: &[&metadata::GuestLib]) {
+        let root = &self.workspace.root;
+        let shared = ["guest-sdk", "wit", "Cargo.lock", "Cargo.toml"].map(|p| root.join(p));
+        for path in shared.iter().chain(libs.iter().map(|lib| &lib.dir)) {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    }
+}

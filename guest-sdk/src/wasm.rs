@@ -1,0 +1,156 @@
+//! Component glue (wasm only): the wit-bindgen bindings, conversions between
+//! them and the SDK types, the host-backed [`Artifacts`], and the entry points
+//! the [`crate::export!`] macro wires to the exports.
+//!
+//! Each world is generated in its own module with an exported macro, so a
+//! component exports only the roles its author names: wit-component requires
+//! an implementation for every export of every world linked into the binary.
+
+use crate::artifacts::{Artifact, ArtifactError, Artifacts};
+use crate::packet::{Effect, FailureKind, Observation, Outcome, OutcomeStatus, Packet, TaskState};
+use crate::verdict::Verdict;
+use crate::verifier::{ProgressKey, Verifier};
+
+/// Bindings for the `completion-checker` world; also the home of the shared
+/// `types` and `artifacts` interfaces.
+#[allow(missing_docs, unsafe_code, clippy::all)]
+pub mod completion_bindings {
+    wit_bindgen::generate!({
+        world: "completion-checker",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "export_completion",
+        default_bindings_module: "verdict_guest::__private::completion_bindings",
+    });
+}
+
+/// Bindings for the `progress-checker` world, reusing the shared interfaces.
+#[allow(missing_docs, unsafe_code, clippy::all)]
+pub mod progress_bindings {
+    wit_bindgen::generate!({
+        world: "progress-checker",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "export_progress",
+        default_bindings_module: "verdict_guest::__private::progress_bindings",
+        with: {
+            "verdict:verifier/types@0.1.0": crate::wasm::completion_bindings::verdict::verifier::types,
+            "verdict:verifier/artifacts@0.1.0": crate::wasm::completion_bindings::verdict::verifier::artifacts,
+        },
+    });
+}
+
+use completion_bindings::verdict::verifier::{artifacts as wit_artifacts, types as wit};
+
+pub use completion_bindings::exports::verdict::verifier::completion::Guest as CompletionGuest;
+pub use progress_bindings::exports::verdict::verifier::progress::Guest as ProgressGuest;
+pub use wit::{Packet as WitPacket, Verdict as WitVerdict};
+
+/// Runs a completion verifier on a packet lowered by the host.
+pub fn run_check<V: Verifier + Default>(packet: WitPacket) -> WitVerdict {
+    let verdict = V::default().check(&packet.into(), &HostArtifacts);
+    verdict.into()
+}
+
+/// Runs a progress verifier on a packet lowered by the host.
+pub fn run_progress_key<P: ProgressKey + Default>(packet: WitPacket) -> String {
+    P::default().progress_key(&packet.into(), &HostArtifacts)
+}
+
+/// The host's `artifacts` import.
+struct HostArtifacts;
+
+impl Artifacts for HostArtifacts {
+    fn read(&self, id: &str) -> Result<Artifact, ArtifactError> {
+        wit_artifacts::read(id)
+            .map(|artifact| Artifact {
+                id: artifact.id,
+                revision: artifact.revision,
+                size: artifact.size,
+                bytes: artifact.bytes,
+            })
+            .map_err(ArtifactError::from)
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<String>, ArtifactError> {
+        wit_artifacts::list(prefix).map_err(ArtifactError::from)
+    }
+}
+
+impl From<wit_artifacts::ArtifactError> for ArtifactError {
+    fn from(error: wit_artifacts::ArtifactError) -> Self {
+        match error {
+            wit_artifacts::ArtifactError::NotFound => Self::NotFound,
+            wit_artifacts::ArtifactError::Denied => Self::Denied,
+            wit_artifacts::ArtifactError::TooLarge(size) => Self::TooLarge(size),
+            wit_artifacts::ArtifactError::LimitReached => Self::LimitReached,
+        }
+    }
+}
+
+impl From<WitPacket> for Packet {
+    fn from(packet: WitPacket) -> Self {
+        Self {
+            execution_id: packet.execution_id,
+            iteration: packet.iteration,
+            output_text: packet.output_text,
+            output_truncated: packet.output_truncated,
+            observations: packet.observations.into_iter().map(Into::into).collect(),
+            observed_tool_calls: packet.observed_tool_calls,
+            observations_truncated: packet.observations_truncated,
+            task_state: packet.task_state.map(|state| TaskState {
+                host_scope: state.host_scope,
+                revision: state.revision,
+                generation: state.generation,
+                payload_json: state.payload_json,
+            }),
+        }
+    }
+}
+
+impl From<wit::Observation> for Observation {
+    fn from(observation: wit::Observation) -> Self {
+        Self {
+            tool_name: observation.tool_name,
+            call_id: observation.call_id,
+            effect: match observation.effect {
+                wit::Effect::Read => Effect::Read,
+                wit::Effect::Write => Effect::Write,
+                wit::Effect::Unknown => Effect::Unknown,
+            },
+            outcome: observation.outcome.map(Into::into),
+        }
+    }
+}
+
+impl From<wit::Outcome> for Outcome {
+    fn from(outcome: wit::Outcome) -> Self {
+        Self {
+            status: match outcome.status {
+                wit::OutcomeStatus::Succeeded => OutcomeStatus::Succeeded,
+                wit::OutcomeStatus::Failed => OutcomeStatus::Failed,
+                wit::OutcomeStatus::NotStarted => OutcomeStatus::NotStarted,
+                wit::OutcomeStatus::Unknown => OutcomeStatus::Unknown,
+            },
+            failure: outcome.failure.map(|kind| match kind {
+                wit::FailureKind::Permission => FailureKind::Permission,
+                wit::FailureKind::Arguments => FailureKind::Arguments,
+                wit::FailureKind::Execution => FailureKind::Execution,
+                wit::FailureKind::Timeout => FailureKind::Timeout,
+                wit::FailureKind::Cancelled => FailureKind::Cancelled,
+            }),
+            executed: outcome.executed,
+            result_fingerprint: outcome.result_fingerprint,
+        }
+    }
+}
+
+impl From<Verdict> for WitVerdict {
+    fn from(verdict: Verdict) -> Self {
+        Self {
+            complete: verdict.complete,
+            reason: verdict.reason,
+            feedback: verdict.feedback,
+        }
+    }
+}

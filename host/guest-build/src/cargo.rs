@@ -1,0 +1,110 @@
+//! The nested `cargo build` for guests, with a clean environment.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::{Error, GUEST_TARGET};
+
+/// Variables the outer build sets for itself that would break or redirect
+/// the nested build: host rustflags, wrappers (clippy sets
+/// `RUSTC_WORKSPACE_WRAPPER`), target and target-dir overrides.
+const SCRUBBED_ENV: &[&str] = &[
+    "CARGO_ENCODED_RUSTFLAGS",
+    "RUSTFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_TARGET",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET_DIR",
+    "CARGO_LLVM_COV",
+    "LLVM_PROFILE_FILE",
+];
+
+/// Lines of cargo's stderr kept in a build error.
+const STDERR_TAIL_LINES: usize = 40;
+
+/// The cargo that runs this build script, or `cargo` from `PATH`.
+pub(crate) fn cargo_program() -> std::ffi::OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// The rustc cargo would use.
+fn rustc_program() -> std::ffi::OsString {
+    std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into())
+}
+
+/// Fails with [`Error::TargetMissing`] unless the target's standard library
+/// is installed.
+pub(crate) fn check_target_installed() -> Result<(), Error> {
+    let output = Command::new(rustc_program())
+        .args(["--print", "target-libdir", "--target", GUEST_TARGET])
+        .output()
+        .map_err(Error::Io)?;
+    let libdir = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let has_std = std::fs::read_dir(&libdir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|entry| entry.file_name().to_string_lossy().starts_with("libstd-"))
+    });
+    if output.status.success() && has_std {
+        Ok(())
+    } else {
+        Err(Error::TargetMissing)
+    }
+}
+
+/// Runs `cargo build --release --target wasm32-wasip2 -p ...` in `workspace`.
+pub(crate) fn build(workspace: &Path, target_dir: &Path, packages: &[&str]) -> Result<(), Error> {
+    let mut command = Command::new(cargo_program());
+    command
+        .current_dir(workspace)
+        .args([
+            "build",
+            "--release",
+            "--target",
+            GUEST_TARGET,
+            "--target-dir",
+        ])
+        .arg(target_dir);
+    for package in packages {
+        command.args(["-p", package]);
+    }
+    for var in SCRUBBED_ENV {
+        command.env_remove(var);
+    }
+    let output = command.output().map_err(Error::Io)?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(Error::BuildFailed {
+            packages: packages.join(", "),
+            status: output.status.to_string(),
+            stderr_tail: tail(&output.stderr),
+        })
+    }
+}
+
+/// The last [`STDERR_TAIL_LINES`] lines of `bytes`, lossily decoded.
+pub(crate) fn tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.len().saturating_sub(STDERR_TAIL_LINES);
+    lines[start..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let kept = tail(text.as_bytes());
+        assert!(kept.starts_with("line 60\n"));
+        assert!(kept.ends_with("line 99"));
+        assert_eq!(tail(b"one"), "one");
+    }
+}
