@@ -102,6 +102,8 @@ pub struct ToolResult {
     /// The result content as text (often JSON).
     pub content: String,
     /// True when the tool failed; the content then describes the failure.
+    /// Anthropic (`is_error`) and Gemini (`response.error`) carry this flag;
+    /// OpenAI has none, so the content itself must say that the tool failed.
     #[serde(default)]
     pub is_error: bool,
 }
