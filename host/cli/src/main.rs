@@ -1,1 +1,39 @@
-fn main() {}
+//! The `verdict` command-line interface.
+
+mod builtin;
+mod commands;
+mod exit;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// verdict: an agent loop whose completion is decided by sandboxed verifiers.
+#[derive(Debug, Parser)]
+#[command(name = "verdict", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a verifier's completion check (or progress key) on a packet.
+    Check(commands::check::CheckArgs),
+    /// Describe a .wasm file and say whether this host accepts it.
+    Inspect(commands::inspect::InspectArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => commands::check::run(args),
+        Command::Inspect(args) => commands::inspect::run(args),
+    };
+    match result {
+        Ok(code) => code.into(),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            exit::Exit::InvalidInput.into()
+        }
+    }
+}

@@ -9,8 +9,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
-    /// Fuel budget (roughly one unit per wasm instruction; ~1e9 is ~1 s of a
-    /// spinning guest). Default 100,000,000: thousands of small checks' worth.
+    /// Fuel budget (about one unit per wasm instruction). Default
+    /// 1,000,000,000: a small check uses ~10k, a spinning guest burns it in
+    /// tens of milliseconds to a second, depending on its loop.
     pub fuel: u64,
     /// Wall-clock deadline in milliseconds, enforced by epoch interruption
     /// (true preemption). Default 1,000 ms.
@@ -34,7 +35,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            fuel: 100_000_000,
+            fuel: 1_000_000_000,
             timeout_ms: 1_000,
             memory_bytes: 64 * 1024 * 1024,
             artifact_bytes_per_read: 1024 * 1024,

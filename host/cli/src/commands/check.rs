@@ -1,0 +1,193 @@
+//! `verdict check`: run a verifier on a packet and print the verdict.
+
+use super::HostArgs;
+use crate::exit::Exit;
+use anyhow::Context;
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use verdict_policy::CheckPacket;
+use verdict_sandbox::{
+    ArtifactStore, CallMetrics, CheckError, DirStore, Limits, MemoryStore, Tenant,
+};
+
+/// Arguments of `verdict check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The verifier: a .wasm component, or builtin:NAME.
+    #[arg(long, value_name = "WASM")]
+    verifier: String,
+    /// The check packet (JSON, the spec's camelCase fields).
+    #[arg(long, value_name = "FILE")]
+    packet: PathBuf,
+    /// Tenant id the check runs for.
+    #[arg(long, default_value = "default")]
+    tenant: String,
+    /// The tenant's artifact root (default: no artifacts).
+    #[arg(long, value_name = "DIR")]
+    artifacts: Option<PathBuf>,
+    /// Fuel budget.
+    #[arg(long, value_name = "N")]
+    fuel: Option<u64>,
+    /// Wall-clock deadline in milliseconds.
+    #[arg(long, value_name = "N")]
+    timeout_ms: Option<u64>,
+    /// Memory cap in MiB.
+    #[arg(long, value_name = "N")]
+    memory_mib: Option<u64>,
+    /// Sample the progress key instead of the completion check.
+    #[arg(long)]
+    progress: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    host: HostArgs,
+}
+
+/// Runs `verdict check`.
+pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
+    let text = std::fs::read_to_string(&args.packet)
+        .with_context(|| format!("cannot read {}", args.packet.display()))?;
+    let packet: CheckPacket = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a valid check packet", args.packet.display()))?;
+    let packet = packet.bounded();
+    let store: Arc<dyn ArtifactStore> = match &args.artifacts {
+        Some(dir) => {
+            Arc::new(DirStore::open(dir).with_context(|| format!("cannot open {}", dir.display()))?)
+        }
+        None => Arc::new(MemoryStore::new()),
+    };
+    let mut limits = Limits::default();
+    if let Some(fuel) = args.fuel {
+        limits.fuel = fuel;
+    }
+    if let Some(ms) = args.timeout_ms {
+        limits.timeout_ms = ms;
+    }
+    if let Some(mib) = args.memory_mib {
+        limits.memory_bytes = mib.saturating_mul(1024 * 1024);
+    }
+    let tenant = Tenant::new(args.tenant.clone(), limits, store);
+    let bytes = super::read_verifier(&args.verifier)?;
+    let host = args.host.host()?;
+
+    let (digest, outcome) = match host.load_bytes(&bytes) {
+        Ok((verifier, _)) => {
+            let digest = verifier.digest().to_owned();
+            let outcome = if args.progress {
+                let o = verifier.progress_key(&tenant, &packet, None);
+                (o.result.map(Answer::Key), o.metrics)
+            } else {
+                let o = verifier.check(&tenant, &packet, None);
+                (o.result.map(Answer::Verdict), o.metrics)
+            };
+            (Some(digest), outcome)
+        }
+        Err(err) => (None, (Err(CheckError::from(err)), CallMetrics::default())),
+    };
+    let (result, metrics) = outcome;
+    let exit = match &result {
+        Ok(Answer::Verdict(v)) if v.complete => Exit::Complete,
+        Ok(Answer::Verdict(_)) => Exit::NotComplete,
+        Ok(Answer::Key(_)) => Exit::Complete,
+        Err(_) => Exit::CheckerError,
+    };
+    if args.json {
+        println!(
+            "{}",
+            render_json(&args.tenant, digest.as_deref(), &result, &metrics)
+        );
+    } else {
+        print_text(&result, &metrics);
+    }
+    Ok(exit)
+}
+
+enum Answer {
+    Verdict(verdict_policy::Verdict),
+    Key(String),
+}
+
+fn metrics_json(m: &CallMetrics) -> serde_json::Value {
+    json!({
+        "durationUs": m.duration.as_micros() as u64,
+        "fuelUsed": m.fuel_used,
+        "peakMemoryBytes": m.peak_memory_bytes,
+        "artifactReads": m.artifact_reads,
+        "artifactBytes": m.artifact_bytes,
+    })
+}
+
+fn render_json(
+    tenant: &str,
+    digest: Option<&str>,
+    result: &Result<Answer, CheckError>,
+    metrics: &CallMetrics,
+) -> serde_json::Value {
+    let mut out =
+        json!({ "tenant": tenant, "verifierDigest": digest, "metrics": metrics_json(metrics) });
+    match result {
+        Ok(Answer::Verdict(v)) => {
+            out["status"] = json!(if v.complete {
+                "complete"
+            } else {
+                "not_complete"
+            });
+            out["verdict"] = json!(v);
+        }
+        Ok(Answer::Key(key)) => {
+            out["status"] = json!("progress_key");
+            out["progressKey"] = json!(key);
+        }
+        Err(err) => {
+            out["status"] = json!("checker_error");
+            let mut e = json!({ "code": err.code(), "message": err.to_string() });
+            if let CheckError::Trap { kind, stderr_tail } = err {
+                e["trap"] = json!(kind.code());
+                e["stderrTail"] = json!(stderr_tail);
+            }
+            out["error"] = e;
+        }
+    }
+    out
+}
+
+fn print_text(result: &Result<Answer, CheckError>, m: &CallMetrics) {
+    match result {
+        Ok(Answer::Verdict(v)) => {
+            println!(
+                "verdict: {}",
+                if v.complete {
+                    "complete"
+                } else {
+                    "not complete"
+                }
+            );
+            if let Some(reason) = &v.reason {
+                println!("reason: {reason}");
+            }
+            if let Some(feedback) = &v.feedback {
+                println!("feedback: {feedback}");
+            }
+        }
+        Ok(Answer::Key(key)) => println!("progress key: {key}"),
+        Err(err) => {
+            println!("checker error ({}): {err}", err.code());
+            if let CheckError::Trap { stderr_tail, .. } = err {
+                let tail = stderr_tail.trim();
+                if !tail.is_empty() {
+                    println!("guest stderr (tail):\n{tail}");
+                }
+            }
+        }
+    }
+    println!(
+        "metrics: {:.3} ms, fuel {}, peak memory {} KiB, artifact reads {} ({} bytes)",
+        m.duration.as_secs_f64() * 1e3,
+        m.fuel_used,
+        m.peak_memory_bytes / 1024,
+        m.artifact_reads,
+        m.artifact_bytes
+    );
+}

@@ -1,0 +1,66 @@
+//! One module per subcommand.
+
+pub mod check;
+pub mod inspect;
+
+use anyhow::Context;
+use std::path::PathBuf;
+use verdict_sandbox::{HostConfig, VerifierHost};
+
+/// Options shared by commands that load verifiers.
+#[derive(Debug, clap::Args)]
+pub struct HostArgs {
+    /// Directory for compiled components (default: $VERDICT_CACHE_DIR,
+    /// else $XDG_CACHE_HOME/verdict, else ~/.cache/verdict).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Compile every time; never read or write the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+impl HostArgs {
+    fn cache_dir(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            return None;
+        }
+        if let Some(dir) = &self.cache_dir {
+            return Some(dir.clone());
+        }
+        let env = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        env("VERDICT_CACHE_DIR")
+            .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("verdict")))
+            .or_else(|| env("HOME").map(|d| d.join(".cache").join("verdict")))
+    }
+
+    /// Builds the verifier host.
+    pub fn host(&self) -> anyhow::Result<VerifierHost> {
+        let config = HostConfig {
+            cache_dir: self.cache_dir(),
+            // One-shot CLI calls gain nothing from a pool.
+            pooling: false,
+            ..HostConfig::default()
+        };
+        VerifierHost::new(config).context("cannot start the verifier host")
+    }
+}
+
+/// Reads a verifier's bytes: a path, or `builtin:NAME` for a sample verifier
+/// embedded in this binary.
+pub fn read_verifier(spec: &str) -> anyhow::Result<Vec<u8>> {
+    if let Some(name) = spec.strip_prefix("builtin:") {
+        return crate::builtin::get(name)
+            .map(<[u8]>::to_vec)
+            .with_context(|| {
+                format!(
+                    "no built-in verifier `{name}` (available: {})",
+                    crate::builtin::names().join(", ")
+                )
+            });
+    }
+    std::fs::read(spec).with_context(|| format!("cannot read {spec}"))
+}
