@@ -3,6 +3,8 @@
 //! `cargo test -p verdict-providers --test live -- --ignored --nocapture`;
 //! each one is skipped, with a message, when its API key is not set.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::call;
