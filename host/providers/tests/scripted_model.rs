@@ -49,15 +49,16 @@ fn follow_up(first: &ModelResponse) -> ModelRequest {
     request
 }
 
-/// What a loop sees of a response, without transport details.
-fn essence(
-    r: &ModelResponse,
-) -> (
+/// What a loop sees of a response: text, calls, finish reason and usage,
+/// without transport details (ids of the response, attempts).
+type Essence = (
     Option<String>,
     Vec<(String, String, serde_json::Value)>,
     FinishReason,
     Usage,
-) {
+);
+
+fn essence(r: &ModelResponse) -> Essence {
     (
         r.text.clone(),
         r.tool_calls
