@@ -94,25 +94,25 @@ trait Sink {
 /// that the many tiny writes do not each pay the hasher's call cost.
 struct HashSink {
     hasher: Sha256,
-    buffer: Vec<u8>,
+    buffer: [u8; HashSink::CHUNK],
+    filled: usize,
     written: usize,
-    limit: usize,
 }
 
 impl HashSink {
-    const CHUNK: usize = 4096;
+    const CHUNK: usize = 1024;
 
     fn new() -> Self {
         Self {
             hasher: Sha256::new(),
-            buffer: Vec::with_capacity(Self::CHUNK),
+            buffer: [0; Self::CHUNK],
+            filled: 0,
             written: 0,
-            limit: MAX_FINGERPRINT_INPUT_BYTES,
         }
     }
 
     fn finish(mut self) -> Fingerprint {
-        self.hasher.update(&self.buffer);
+        self.hasher.update(&self.buffer[..self.filled]);
         Fingerprint(hex::encode(self.hasher.finalize()))
     }
 }
@@ -120,18 +120,19 @@ impl HashSink {
 impl Sink for HashSink {
     fn put(&mut self, bytes: &[u8]) -> Result<(), CanonicalError> {
         self.written = self.written.saturating_add(bytes.len());
-        if self.written > self.limit {
+        if self.written > MAX_FINGERPRINT_INPUT_BYTES {
             return Err(CanonicalError::TooLarge);
         }
-        if self.buffer.len() + bytes.len() > Self::CHUNK {
-            self.hasher.update(&self.buffer);
-            self.buffer.clear();
+        if self.filled + bytes.len() > Self::CHUNK {
+            self.hasher.update(&self.buffer[..self.filled]);
+            self.filled = 0;
             if bytes.len() > Self::CHUNK {
                 self.hasher.update(bytes);
                 return Ok(());
             }
         }
-        self.buffer.extend_from_slice(bytes);
+        self.buffer[self.filled..self.filled + bytes.len()].copy_from_slice(bytes);
+        self.filled += bytes.len();
         Ok(())
     }
 }
@@ -190,13 +191,29 @@ fn write_object(
     if map.len().saturating_mul(4) > MAX_FINGERPRINT_INPUT_BYTES {
         return Err(CanonicalError::TooLarge);
     }
-    let mut members: Vec<(&String, &Value)> = map.iter().collect();
-    // serde_json's default map is already in byte order, which equals UTF-16
-    // order except around supplementary characters; the sort is then a
-    // linear pass.
-    members.sort_by(|a, b| utf16_cmp(a.0, b.0));
+    // serde_json's default map iterates in byte order, which equals UTF-16
+    // order unless names mix supplementary characters with U+E000..U+FFFF:
+    // write in place when already ordered, sort a copy otherwise.
+    let ordered = map
+        .keys()
+        .is_sorted_by(|a, b| utf16_cmp(a, b) != Ordering::Greater);
     sink.put(b"{")?;
-    for (index, (name, item)) in members.into_iter().enumerate() {
+    if ordered {
+        write_members(map.iter(), sink, depth)?;
+    } else {
+        let mut members: Vec<(&String, &Value)> = map.iter().collect();
+        members.sort_by(|a, b| utf16_cmp(a.0, b.0));
+        write_members(members.into_iter(), sink, depth)?;
+    }
+    sink.put(b"}")
+}
+
+fn write_members<'a>(
+    members: impl Iterator<Item = (&'a String, &'a Value)>,
+    sink: &mut impl Sink,
+    depth: usize,
+) -> Result<(), CanonicalError> {
+    for (index, (name, item)) in members.enumerate() {
         if index > 0 {
             sink.put(b",")?;
         }
@@ -204,7 +221,7 @@ fn write_object(
         sink.put(b":")?;
         write_value(item, sink, depth + 1)?;
     }
-    sink.put(b"}")
+    Ok(())
 }
 
 /// Orders strings by their UTF-16 code units (RFC 8785 §3.2.3).

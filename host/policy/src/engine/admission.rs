@@ -1,5 +1,7 @@
 //! Admission: the decision before each tool dispatch.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::canonical::Fingerprint;
@@ -63,7 +65,7 @@ impl PolicyExecution {
                 reason: self.stop(StopReason::Unfingerprintable),
             };
         };
-        let signature = (call.tool_name.to_owned(), fingerprint);
+        let signature = Arc::new((call.tool_name.to_owned(), fingerprint));
         let allowlisted =
             call.effect == Effect::Read && self.policy.read_allowlist.contains(call.tool_name);
         let entry = self.signatures.entry(signature.clone()).or_default();

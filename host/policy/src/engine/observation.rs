@@ -1,5 +1,7 @@
 //! Observation: accounting after each tool call settles.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::canonical::Fingerprint;
@@ -7,7 +9,7 @@ use crate::diagnostics::{RecoveryTrigger, StopReason};
 use crate::feedback;
 use crate::packet::{Effect, FailureKind, MAX_OBSERVATIONS, Observation, Outcome, OutcomeStatus};
 
-use super::state::{PolicyExecution, ResultIdentity};
+use super::state::{PolicyExecution, ResultIdentity, Signature};
 
 /// The engine's answer to an event that may end the execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +45,7 @@ impl PolicyExecution {
         }
         call.settled = true;
         let effect = call.effect;
-        let signature = call.signature.clone();
+        let signature = Arc::clone(&call.signature);
         self.outstanding = self.outstanding.saturating_sub(1);
         if let Some(reason) = self.ended() {
             return Decision::Stop { reason };
@@ -121,7 +123,7 @@ impl PolicyExecution {
     fn no_outcome(
         &mut self,
         call_id: &str,
-        signature: &(String, Fingerprint),
+        signature: &Signature,
         effect: Effect,
         conservative: bool,
     ) -> Decision {
@@ -154,7 +156,7 @@ impl PolicyExecution {
         });
     }
 
-    fn failed(&mut self, signature: &(String, Fingerprint), kind: Option<FailureKind>) -> Decision {
+    fn failed(&mut self, signature: &Signature, kind: Option<FailureKind>) -> Decision {
         self.diag.counters.failures = self.diag.counters.failures.saturating_add(1);
         let bound = self.policy.max_observations as usize;
         if self.failure_identities.len() < bound {
@@ -169,11 +171,7 @@ impl PolicyExecution {
         )
     }
 
-    fn read_settled(
-        &mut self,
-        signature: &(String, Fingerprint),
-        result: ResultIdentity,
-    ) -> Decision {
+    fn read_settled(&mut self, signature: &Signature, result: ResultIdentity) -> Decision {
         let limit = self.policy.repeated_read_limit;
         let Some(state) = self.signatures.get_mut(signature) else {
             return Decision::Continue;

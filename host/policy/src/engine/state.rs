@@ -14,8 +14,9 @@ use crate::packet::{Effect, FailureKind, MAX_OBSERVATIONS, Observation};
 
 use super::checks::PendingCheck;
 
-/// A call signature: tool name and argument fingerprint.
-pub(super) type Signature = (String, Fingerprint);
+/// A call signature: tool name and argument fingerprint (shared between the
+/// signature table and the calls admitted under it).
+pub(super) type Signature = Arc<(String, Fingerprint)>;
 
 /// What a read's result is known to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
