@@ -226,6 +226,37 @@ async fn slow_first_byte_times_out() {
 }
 
 #[tokio::test]
+async fn a_stream_that_goes_quiet_times_out() {
+    for p in Protocol::ALL {
+        for stream in [false, true] {
+            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::StallStream {
+                after_frames: 1,
+                stall_ms: 3_000,
+                reply: tool_reply(),
+            })]))
+            .await
+            .unwrap();
+            let mut config = fake.connector_config(p);
+            config.timeouts.idle = Duration::from_millis(200);
+            let model = Connector::new(config).unwrap();
+            let result = tokio::time::timeout(BOUND, call(&model, &request(), stream))
+                .await
+                .unwrap();
+            assert!(
+                matches!(
+                    result,
+                    Err(ProviderError::Timeout {
+                        phase: TimeoutPhase::Idle,
+                        ..
+                    })
+                ),
+                "{p:?} stream={stream}: {result:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn cut_stream_is_truncated_and_yields_no_tool_call() {
     for p in Protocol::ALL {
         let frames = p

@@ -108,6 +108,16 @@ pub enum Fault {
         /// The turn being cut.
         reply: Reply,
     },
+    /// Send `after_frames` whole frames of `reply`, pause `stall_ms`, then
+    /// send the rest (a stream that goes quiet mid-way).
+    StallStream {
+        /// Frames sent before the pause.
+        after_frames: usize,
+        /// Pause length.
+        stall_ms: u64,
+        /// The turn being served.
+        reply: Reply,
+    },
     /// A body (or, streaming, an event after the first frame) that is not JSON.
     MalformedJson,
     /// Streaming: after `after_frames` frames, the vendor's error event.
@@ -180,6 +190,15 @@ impl Script {
     /// Parse a JSON script.
     pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(text)
+    }
+
+    /// Read a JSON script file (for `verdict fake-provider --script FILE`).
+    pub fn from_file(path: &std::path::Path) -> Result<Self, crate::errors::FakeServerError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            crate::errors::FakeServerError::Script(format!("{}: {e}", path.display()))
+        })?;
+        Self::from_json(&text)
+            .map_err(|e| crate::errors::FakeServerError::Script(format!("{}: {e}", path.display())))
     }
 }
 

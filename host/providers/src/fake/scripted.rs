@@ -139,6 +139,13 @@ fn fault_outcome(fault: &Fault, _number: usize) -> Result<Outcome, ProviderError
                 ProviderError::truncated("fake provider cut the stream"),
             ))
         }
+        Fault::StallStream { stall_ms, .. } => Ok(Outcome::Broken(
+            Vec::new(),
+            ProviderError::Timeout {
+                phase: crate::errors::TimeoutPhase::Idle,
+                after: Duration::from_millis(*stall_ms),
+            },
+        )),
         Fault::MalformedJson => Ok(Outcome::Broken(
             Vec::new(),
             ProviderError::malformed("fake provider sent malformed JSON"),

@@ -343,6 +343,27 @@ impl Answer {
                 };
                 chunked_response(chunks, true, kind)
             }
+            Fault::StallStream {
+                after_frames,
+                stall_ms,
+                reply,
+            } => {
+                let mut chunks = if self.stream {
+                    self.encode(&self.frames(reply, number))
+                } else {
+                    let body = self
+                        .protocol
+                        .render_response(&reply.to_response(number), &self.model);
+                    vec![Bytes::from(body.to_string())]
+                };
+                let rest = chunks.split_off((*after_frames).min(chunks.len()));
+                let kind = if self.stream {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                };
+                stalled_response(chunks, Duration::from_millis(*stall_ms), rest, kind)
+            }
             Fault::MalformedJson => {
                 if self.stream {
                     let mut chunks = self.encode(&self.frames(&Reply::default(), number));
@@ -396,6 +417,22 @@ fn error(protocol: Protocol, status: u16, message: &str, retry_after: Option<u64
 /// so the connection drops without a clean end of body.
 fn sse_response(chunks: Vec<Bytes>, abort: bool) -> Response {
     chunked_response(chunks, abort, "text/event-stream")
+}
+
+fn stalled_response(
+    first: Vec<Bytes>,
+    stall: Duration,
+    rest: Vec<Bytes>,
+    content_type: &str,
+) -> Response {
+    let first = futures::stream::iter(first.into_iter().map(Ok::<_, std::io::Error>));
+    let rest = futures::stream::once(tokio::time::sleep(stall))
+        .flat_map(move |()| futures::stream::iter(rest.clone().into_iter().map(Ok)));
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, content_type)
+        .body(Body::from_stream(first.chain(rest)))
+        .unwrap_or_default()
 }
 
 fn chunked_response(chunks: Vec<Bytes>, abort: bool, content_type: &str) -> Response {
