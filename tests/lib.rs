@@ -1,1 +1,113 @@
-//! Shared helpers for the integration tests.
+//! Shared helpers for the integration tests: paths of the guest components
+//! the build script compiled, a shared verifier host, tenants and packets.
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test support: failing loudly is the point
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use verdict_policy::{CheckPacket, Effect, Observation, Outcome, OutcomeStatus};
+use verdict_sandbox::{HostConfig, Limits, MemoryStore, Tenant, Verifier, VerifierHost};
+
+/// `pub const NAME: &str` (absolute `.wasm` path) per guest, plus `ALL`.
+pub mod guests {
+    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+}
+
+/// The compile cache the tests share (under the workspace's target dir).
+pub fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/verdict-test-cache")
+}
+
+/// One host per test binary, with the shared compile cache.
+pub fn host() -> &'static VerifierHost {
+    static HOST: OnceLock<VerifierHost> = OnceLock::new();
+    HOST.get_or_init(|| {
+        VerifierHost::new(HostConfig {
+            cache_dir: Some(cache_dir()),
+            ..HostConfig::default()
+        })
+        .expect("verifier host starts")
+    })
+}
+
+/// Loads a guest by path with the shared host.
+pub fn load(path: &str) -> Verifier {
+    host()
+        .load_file(path)
+        .unwrap_or_else(|e| panic!("{path} loads: {e}"))
+}
+
+/// A tenant with an in-memory store holding `A42 = {"ready": true}`.
+pub fn ready_tenant(id: &str) -> (Tenant, Arc<MemoryStore>) {
+    let store = Arc::new(MemoryStore::new());
+    store
+        .insert("A42", br#"{"id":"A42","ready":true}"#.to_vec())
+        .expect("valid id");
+    (Tenant::new(id, Limits::default(), store.clone()), store)
+}
+
+/// An observation of a settled tool call.
+pub fn observation(tool: &str, call: &str, effect: Effect, status: OutcomeStatus) -> Observation {
+    Observation {
+        tool_name: tool.into(),
+        call_id: call.into(),
+        effect,
+        outcome: Some(Outcome {
+            status,
+            failure: None,
+            executed: status == OutcomeStatus::Succeeded,
+            result_fingerprint: None,
+        }),
+    }
+}
+
+/// A packet whose history holds one successful `read_artifact` call.
+pub fn read_packet() -> CheckPacket {
+    CheckPacket {
+        execution_id: "exec-test".into(),
+        iteration: 2,
+        output_text: "A42 is ready.".into(),
+        output_truncated: false,
+        observations: vec![observation(
+            "read_artifact",
+            "call-1",
+            Effect::Read,
+            OutcomeStatus::Succeeded,
+        )],
+        observed_tool_calls: 1,
+        observations_truncated: false,
+        task_state: None,
+    }
+}
+
+/// The largest packet the spec allows: 100 observations and 32,768
+/// characters of output.
+pub fn max_packet() -> CheckPacket {
+    let mut packet = read_packet();
+    packet.output_text = "x".repeat(verdict_policy::packet::MAX_OUTPUT_CHARS);
+    packet.observations = (0..100)
+        .map(|i| {
+            observation(
+                if i == 99 {
+                    "read_artifact"
+                } else {
+                    "list_files"
+                },
+                &format!("call-{i}"),
+                Effect::Read,
+                OutcomeStatus::Succeeded,
+            )
+        })
+        .collect();
+    packet.observed_tool_calls = 250;
+    packet.observations_truncated = true;
+    packet
+}
+
+/// Asserts that the shared host still serves the good verifier correctly.
+pub fn assert_good_verifier_still_works() {
+    let verifier = load(guests::ARTIFACT_READY);
+    let (tenant, _) = ready_tenant("good");
+    let outcome = verifier.check(&tenant, &read_packet(), None);
+    let verdict = outcome.result.expect("good verifier answers");
+    assert!(verdict.complete, "good verifier completes: {verdict:?}");
+}

@@ -1,0 +1,245 @@
+//! The sample verifiers through the sandbox: verdicts, progress keys, dual
+//! roles, metrics, the compile cache and inspection.
+
+use std::sync::Arc;
+use verdict_policy::{Effect, OutcomeStatus};
+use verdict_sandbox::{
+    CheckError, HostConfig, Limits, LoadSource, MemoryStore, Role, Tenant, VerifierHost, WasmKind,
+};
+use verdict_tests::{guests, host, load, max_packet, observation, read_packet, ready_tenant};
+
+#[test]
+fn artifact_ready_needs_both_the_artifact_and_a_successful_read() {
+    let verifier = load(guests::ARTIFACT_READY);
+    assert!(verifier.has_completion() && !verifier.has_progress());
+    let (tenant, store) = ready_tenant("t");
+
+    let outcome = verifier.check(&tenant, &read_packet(), None);
+    assert!(outcome.result.unwrap().complete);
+    assert_eq!(outcome.metrics.artifact_reads, 1);
+    assert!(outcome.metrics.fuel_used > 0);
+    assert!(outcome.metrics.peak_memory_bytes > 0);
+
+    // Premature prose: no read observed.
+    let mut premature = read_packet();
+    premature.observations.clear();
+    premature.observed_tool_calls = 0;
+    let verdict = verifier.check(&tenant, &premature, None).result.unwrap();
+    assert!(!verdict.complete);
+    assert_eq!(
+        verdict.feedback.as_deref(),
+        Some("Read and verify artifact A42 before finishing.")
+    );
+
+    // A failed read does not count.
+    let mut failed = read_packet();
+    failed.observations[0] = observation("read_artifact", "c", Effect::Read, OutcomeStatus::Failed);
+    assert!(
+        !verifier
+            .check(&tenant, &failed, None)
+            .result
+            .unwrap()
+            .complete
+    );
+
+    // The artifact says not ready.
+    store.insert("A42", br#"{"ready":false}"#.to_vec()).unwrap();
+    assert!(
+        !verifier
+            .check(&tenant, &read_packet(), None)
+            .result
+            .unwrap()
+            .complete
+    );
+
+    // The maximal packet is accepted and checked.
+    store.insert("A42", br#"{"ready":true}"#.to_vec()).unwrap();
+    assert!(
+        verifier
+            .check(&tenant, &max_packet(), None)
+            .result
+            .unwrap()
+            .complete
+    );
+}
+
+#[test]
+fn artifact_over_the_per_read_limit_is_not_evidence() {
+    let verifier = load(guests::ARTIFACT_READY);
+    let (tenant, _) = ready_tenant("t");
+    let tenant = tenant.with_limits(Limits {
+        artifact_bytes_per_read: 4,
+        ..Limits::default()
+    });
+    let outcome = verifier.check(&tenant, &read_packet(), None);
+    assert!(!outcome.result.unwrap().complete);
+    assert_eq!(outcome.metrics.artifact_bytes, 0);
+}
+
+#[test]
+fn receipt_required_needs_a_successful_write_and_its_receipt() {
+    let verifier = load(guests::RECEIPT_REQUIRED);
+    let store = Arc::new(MemoryStore::new());
+    let tenant = Tenant::new("t", Limits::default(), store.clone());
+    let mut packet = read_packet();
+    packet.observations = vec![observation(
+        "save",
+        "w1",
+        Effect::Write,
+        OutcomeStatus::Succeeded,
+    )];
+    packet.observed_tool_calls = 1;
+    assert!(
+        !verifier
+            .check(&tenant, &packet, None)
+            .result
+            .unwrap()
+            .complete
+    );
+    store
+        .insert("receipts/w1.json", br#"{"call_id":"w1"}"#.to_vec())
+        .unwrap();
+    let verdict = verifier.check(&tenant, &packet, None).result.unwrap();
+    assert!(verdict.complete, "{verdict:?}");
+    // Without the write observation the receipt alone is not enough.
+    assert!(
+        !verifier
+            .check(&tenant, &read_packet(), None)
+            .result
+            .unwrap()
+            .complete
+    );
+}
+
+#[test]
+fn revision_progress_key_follows_the_artifact_revision() {
+    let verifier = load(guests::REVISION_PROGRESS);
+    assert!(verifier.has_progress() && !verifier.has_completion());
+    let store = Arc::new(MemoryStore::new());
+    let tenant = Tenant::new("t", Limits::default(), store.clone());
+    let key = |v: &verdict_sandbox::Verifier| {
+        v.progress_key(&tenant, &read_packet(), None)
+            .result
+            .unwrap()
+    };
+    assert_eq!(key(&verifier), "missing");
+    store.insert("A42", b"v1".to_vec()).unwrap();
+    let first = key(&verifier);
+    assert_eq!(key(&verifier), first, "unchanged artifact, unchanged key");
+    store.insert("A42", b"v2".to_vec()).unwrap();
+    assert_ne!(key(&verifier), first);
+    assert_eq!(
+        verifier.check(&tenant, &read_packet(), None).result,
+        Err(CheckError::Unsupported("completion"))
+    );
+}
+
+#[test]
+fn one_component_can_implement_both_roles() {
+    let verifier = load(guests::GOOD_BOTH);
+    assert!(verifier.has_completion() && verifier.has_progress());
+    let (tenant, store) = ready_tenant("t");
+    assert!(
+        verifier
+            .check(&tenant, &read_packet(), None)
+            .result
+            .unwrap()
+            .complete
+    );
+    let before = verifier
+        .progress_key(&tenant, &read_packet(), None)
+        .result
+        .unwrap();
+    store.insert("A42", b"{}".to_vec()).unwrap();
+    let after = verifier
+        .progress_key(&tenant, &read_packet(), None)
+        .result
+        .unwrap();
+    assert_ne!(before, after);
+}
+
+#[test]
+fn compile_cache_is_used_and_a_damaged_entry_is_recompiled() {
+    let dir = tempfile::tempdir().unwrap();
+    let new_host = || {
+        VerifierHost::new(HostConfig {
+            cache_dir: Some(dir.path().to_owned()),
+            pooling: false,
+            ..HostConfig::default()
+        })
+        .unwrap()
+    };
+    let bytes = std::fs::read(guests::ARTIFACT_READY).unwrap();
+    let (_, source) = new_host().load_bytes(&bytes).unwrap();
+    assert_eq!(source, LoadSource::Compiled);
+    let (verifier, source) = new_host().load_bytes(&bytes).unwrap();
+    assert_eq!(source, LoadSource::Cache);
+    let (tenant, _) = ready_tenant("t");
+    assert!(
+        verifier
+            .check(&tenant, &read_packet(), None)
+            .result
+            .unwrap()
+            .complete
+    );
+
+    // Damage every cached file: the host must refuse it and recompile.
+    let mut damaged = 0;
+    for entry in walk(dir.path()) {
+        std::fs::write(&entry, b"not a compiled component").unwrap();
+        damaged += 1;
+    }
+    assert_eq!(damaged, 1);
+    let (verifier, source) = new_host().load_bytes(&bytes).unwrap();
+    assert_eq!(source, LoadSource::Compiled);
+    assert!(
+        verifier
+            .check(&tenant, &read_packet(), None)
+            .result
+            .unwrap()
+            .complete
+    );
+    let (_, source) = new_host().load_bytes(&bytes).unwrap();
+    assert_eq!(source, LoadSource::Cache);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else if path.extension().is_some_and(|e| e == "cwasm") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn inspect_reports_roles_imports_and_acceptance() {
+    let bytes = std::fs::read(guests::GOOD_BOTH).unwrap();
+    let info = host().inspect(&bytes);
+    assert_eq!(info.kind, WasmKind::Component);
+    assert_eq!(info.digest.len(), 64);
+    assert!(info.roles.contains(&Role::Completion) && info.roles.contains(&Role::Progress));
+    assert!(
+        info.imports
+            .iter()
+            .any(|i| i.starts_with("verdict:verifier/artifacts@"))
+    );
+    assert_eq!(info.rejected, None);
+
+    let bytes = std::fs::read(guests::HOSTILE_FORBIDDEN_IMPORT).unwrap();
+    let info = host().inspect(&bytes);
+    assert!(
+        info.imports
+            .iter()
+            .any(|i| i.starts_with("wasi:filesystem/"))
+    );
+    assert!(info.rejected.unwrap().contains("wasi:filesystem/"));
+
+    let info = host().inspect(b"\0asm\x01\0\0\0");
+    assert_eq!(info.kind, WasmKind::CoreModule);
+    assert!(info.rejected.is_some());
+}
