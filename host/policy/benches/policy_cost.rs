@@ -6,68 +6,14 @@
 // `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
 
+mod support;
+
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::json;
 use std::hint::black_box;
 use std::time::Duration;
-use verdict_policy::{
-    Admission, Effect, LoopPolicy, Outcome, OutcomeStatus, PolicyExecution, ToolCallRequest,
-};
-
-/// Tool arguments of about `target` canonical bytes: records with strings,
-/// integers, floats, booleans and nested objects, keys out of order.
-fn arguments(target: usize) -> Value {
-    let mut rows = Vec::new();
-    let mut value = json!({ "query": "status", "rows": [] });
-    let mut i = 0u64;
-    loop {
-        rows.push(json!({
-            "zeta": format!("row {i}: the quick brown fox"),
-            "id": i,
-            "score": (i as f64) * 1.25 + 0.1,
-            "tags": ["a", "b", "é"],
-            "active": i.is_multiple_of(2),
-            "meta": { "owner": "team-α", "rev": i * 7 },
-        }));
-        value["rows"] = Value::Array(rows.clone());
-        let size = verdict_policy::canonical_json(&value).map_or(usize::MAX, |b| b.len());
-        if size >= target {
-            rows.pop();
-            value["rows"] = Value::Array(rows);
-            return value;
-        }
-        i += 1;
-    }
-}
-
-fn raw(value: &Value) -> [u8; 32] {
-    let bytes = serde_json::to_vec(value).unwrap_or_default();
-    Sha256::digest(&bytes).into()
-}
-
-fn jcs_crate(value: &Value) -> [u8; 32] {
-    let bytes = serde_json_canonicalizer::to_vec(value).unwrap_or_default();
-    Sha256::digest(&bytes).into()
-}
-
-fn policy_call(exec: &mut PolicyExecution, args: &Value, result: &Value) {
-    let request = ToolCallRequest {
-        call_id: "call-1",
-        tool_name: "update_record",
-        effect: Effect::Write,
-        arguments: args,
-    };
-    let admitted = exec.admit(&request);
-    debug_assert_eq!(admitted, Admission::Run);
-    let outcome = Outcome {
-        status: OutcomeStatus::Succeeded,
-        failure: None,
-        executed: true,
-        result_fingerprint: None,
-    };
-    black_box(exec.observe("call-1", Some(outcome), Some(result)));
-}
+use support::{arguments, jcs_crate, policy_call, raw};
+use verdict_policy::{LoopPolicy, PolicyExecution};
 
 fn per_call(c: &mut Criterion) {
     let policy = LoopPolicy::default();

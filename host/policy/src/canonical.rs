@@ -8,8 +8,8 @@
 //! Written here rather than taken from a crate: the maintained crate
 //! (`serde_json_canonicalizer`) re-parses every member name to sort it and
 //! buffers every object, which costs several times a plain `serde_json`
-//! encode; this writer streams straight into the hash and stops at the
-//! [`MAX_FINGERPRINT_INPUT_BYTES`] bound. Doubles are formatted by `ryu-js`
+//! encode; this writer makes one pass over a `serde_json::Value` and stops
+//! at the [`MAX_FINGERPRINT_INPUT_BYTES`] bound. Doubles are formatted by `ryu-js`
 //! (the formatter that crate uses too). The crate is kept as a test oracle
 //! (`tests/canonical_props.rs`).
 
@@ -48,9 +48,10 @@ pub struct Fingerprint(String);
 impl Fingerprint {
     /// Fingerprints `value`, refusing inputs over the bound.
     pub fn of(value: &Value) -> Result<Self, CanonicalError> {
-        let mut sink = HashSink::new();
-        write_value(value, &mut sink, 0)?;
-        Ok(sink.finish())
+        // Writing into one buffer and hashing it once is faster than
+        // streaming many small writes into the hasher.
+        let bytes = canonical_json(value)?;
+        Ok(Self(hex::encode(Sha256::digest(&bytes))))
     }
 
     /// Accepts a fingerprint computed elsewhere: exactly 64 lowercase hex
@@ -88,53 +89,6 @@ pub fn canonical_json(value: &Value) -> Result<Vec<u8>, CanonicalError> {
 /// Where canonical bytes go; every write is bounded.
 trait Sink {
     fn put(&mut self, bytes: &[u8]) -> Result<(), CanonicalError>;
-}
-
-/// Hashes canonical bytes as they are produced, through a small buffer so
-/// that the many tiny writes do not each pay the hasher's call cost.
-struct HashSink {
-    hasher: Sha256,
-    buffer: [u8; HashSink::CHUNK],
-    filled: usize,
-    written: usize,
-}
-
-impl HashSink {
-    const CHUNK: usize = 1024;
-
-    fn new() -> Self {
-        Self {
-            hasher: Sha256::new(),
-            buffer: [0; Self::CHUNK],
-            filled: 0,
-            written: 0,
-        }
-    }
-
-    fn finish(mut self) -> Fingerprint {
-        self.hasher.update(&self.buffer[..self.filled]);
-        Fingerprint(hex::encode(self.hasher.finalize()))
-    }
-}
-
-impl Sink for HashSink {
-    fn put(&mut self, bytes: &[u8]) -> Result<(), CanonicalError> {
-        self.written = self.written.saturating_add(bytes.len());
-        if self.written > MAX_FINGERPRINT_INPUT_BYTES {
-            return Err(CanonicalError::TooLarge);
-        }
-        if self.filled + bytes.len() > Self::CHUNK {
-            self.hasher.update(&self.buffer[..self.filled]);
-            self.filled = 0;
-            if bytes.len() > Self::CHUNK {
-                self.hasher.update(bytes);
-                return Ok(());
-            }
-        }
-        self.buffer[self.filled..self.filled + bytes.len()].copy_from_slice(bytes);
-        self.filled += bytes.len();
-        Ok(())
-    }
 }
 
 struct VecSink {
@@ -252,25 +206,37 @@ fn first_unit(c: char) -> u32 {
     }
 }
 
+/// For each byte: 0 = copy as is, b'u' = `\u00XX`, otherwise the character
+/// after the backslash (RFC 8785 §3.2.2.2).
+const ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = b'u';
+        byte += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0A] = b'n';
+    table[0x0C] = b'f';
+    table[0x0D] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
 fn write_string(text: &str, sink: &mut impl Sink) -> Result<(), CanonicalError> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     sink.put(b"\"")?;
     let bytes = text.as_bytes();
     let mut start = 0;
     for (index, &byte) in bytes.iter().enumerate() {
-        let escape: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            0x09 => b"\\t",
-            0x0A => b"\\n",
-            0x0C => b"\\f",
-            0x0D => b"\\r",
-            0x00..=0x1F => b"",
-            _ => continue,
-        };
+        let escape = ESCAPE[usize::from(byte)];
+        if escape == 0 {
+            continue;
+        }
         sink.put(&bytes[start..index])?;
-        if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
+        if escape == b'u' {
             let unicode = [
                 b'\\',
                 b'u',
@@ -281,7 +247,7 @@ fn write_string(text: &str, sink: &mut impl Sink) -> Result<(), CanonicalError> 
             ];
             sink.put(&unicode)?;
         } else {
-            sink.put(escape)?;
+            sink.put(&[b'\\', escape])?;
         }
         start = index + 1;
     }
