@@ -182,6 +182,7 @@ impl Connector {
         let mut builder = reqwest::Client::builder()
             .use_rustls_tls()
             .connect_timeout(config.timeouts.connect)
+            .tcp_nodelay(true)
             .pool_idle_timeout(Duration::from_secs(60));
         let loopback = matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
         if loopback {

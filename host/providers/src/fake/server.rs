@@ -99,6 +99,12 @@ impl FakeProvider {
             .route("/v1/messages", post(messages))
             .route("/v1beta/models/{target}", post(gemini))
             .with_state(shared.clone());
+        // Small SSE frames must not wait for Nagle's algorithm (40 ms stalls).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "fake provider: TCP_NODELAY not set");
+            }
+        });
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::warn!(error = %e, "fake provider stopped");
