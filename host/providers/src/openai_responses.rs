@@ -298,3 +298,39 @@ impl StreamDecoder for ResponsesStreamDecoder {
         self.turn.build()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No recording of a failed stream exists (see PROVENANCE.md); this is the
+    /// documented `response.failed` shape.
+    #[test]
+    fn failed_response_event_is_a_typed_error() {
+        let mut decoder = ResponsesStreamDecoder::new();
+        let data = json!({"type": "response.failed", "response": {"id": "resp_1",
+            "status": "failed", "output": [],
+            "error": {"code": "server_error", "message": "The model failed."}}});
+        let result = decoder.event("response.failed", &data.to_string(), &mut Vec::new());
+        assert_eq!(
+            result,
+            Err(ProviderError::Server {
+                status: 500,
+                message: "The model failed.".into()
+            })
+        );
+    }
+
+    #[test]
+    fn incomplete_for_max_output_tokens_drops_calls() {
+        let body = json!({"id": "r", "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": [{"type": "function_call", "call_id": "c", "name": "f",
+                        "arguments": "{\"a\": "}]});
+        let r = decode_response(body.to_string().as_bytes());
+        let Ok(r) = r else { panic!("{r:?}") };
+        assert_eq!(r.finish_reason, FinishReason::MaxTokens);
+        assert!(r.tool_calls.is_empty());
+        assert_eq!(r.dropped_tool_calls, 1);
+    }
+}

@@ -462,3 +462,31 @@ fn gemini_retry_delay_in_the_body_is_read() {
         }
     );
 }
+
+#[tokio::test]
+async fn connection_refused_is_a_retried_transport_error() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let config = ConnectorConfig::new("nobody", Protocol::OpenAiChat)
+        .with_base_url(format!("http://127.0.0.1:{port}/v1"))
+        .with_credential(Credential::None)
+        .with_retry(RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(10),
+        });
+    let (ctx, seen) = recording_ctx();
+    let result = tokio::time::timeout(
+        BOUND,
+        Connector::new(config).unwrap().complete(&request(), &ctx),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(result, Err(ProviderError::Transport { .. })),
+        "{result:?}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 3);
+}
