@@ -64,6 +64,12 @@ impl Fingerprint {
         valid.then(|| Self(text.to_owned()))
     }
 
+    /// Stands for arguments that were not retained or cannot be
+    /// fingerprinted; never equal to a computed fingerprint.
+    pub(crate) fn absent() -> Self {
+        Self(String::new())
+    }
+
     /// The 64 lowercase hex digits.
     pub fn as_str(&self) -> &str {
         &self.0

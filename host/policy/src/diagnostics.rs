@@ -84,10 +84,9 @@ pub enum TrackingBound {
     Admissions,
     /// `max_call_signatures`.
     CallSignatures,
-    /// `max_observations` (observations).
+    /// `max_observations` (observations; failure identities are capped at
+    /// the same bound and never reach it first).
     Observations,
-    /// `max_observations` (failure identities).
-    FailureIdentities,
 }
 
 /// Counters of one execution.

@@ -24,7 +24,7 @@ pub use diagnostics::{
 };
 pub use engine::{
     Admission, BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckTicket, Decision,
-    FinalDecision, PolicyExecution, ToolCallRequest, Turn,
+    Delivery, FinalDecision, PolicyExecution, ToolCallRequest, Turn,
 };
 pub use packet::{
     CheckPacket, Effect, FailureKind, Observation, Outcome, OutcomeStatus, TaskStateSnapshot,

@@ -52,6 +52,15 @@ fn changing_key_does_not_intervene() {
     assert_eq!(turn(&mut exec), None);
     assert_eq!(key(&mut exec, "rev-4"), CheckDecision::Continue);
     assert!(turn(&mut exec).is_some());
+    // A change in between resets the count of unchanged samples.
+    let mut exec = start(&with_progress(LoopPolicy {
+        unchanged_progress_limit: 2,
+        ..LoopPolicy::default()
+    }));
+    for rev in ["a", "a", "b", "b", "c", "c"] {
+        assert_eq!(key(&mut exec, rev), CheckDecision::Continue);
+    }
+    assert_eq!(turn(&mut exec), None);
 }
 
 #[test]

@@ -66,8 +66,7 @@ impl PolicyExecution {
             };
         };
         let signature = Arc::new((call.tool_name.to_owned(), fingerprint));
-        let allowlisted =
-            call.effect == Effect::Read && self.policy.read_allowlist.contains(call.tool_name);
+        let allowlisted = self.policy.read_allowlist.contains(call.tool_name);
         let entry = self.signatures.entry(signature.clone()).or_default();
         match call.effect {
             Effect::Read if entry.flagged && !allowlisted => {

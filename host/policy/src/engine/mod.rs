@@ -7,6 +7,7 @@
 //! | before each model call | [`PolicyExecution::begin_turn`] | [`Turn`]: proceed (with labelled feedback) or stop |
 //! | before each tool dispatch | [`PolicyExecution::admit`] | [`Admission`]: run, skip with feedback, or stop |
 //! | a tool settled | [`PolicyExecution::observe`] | [`Decision`] |
+//! | an async result delivered | [`PolicyExecution::import_delivery`] | [`Decision`] |
 //! | a tool batch ended | [`PolicyExecution::after_batch`] | [`BatchDecision`]: maybe a progress sample |
 //! | a final candidate | [`PolicyExecution::final_candidate`] | [`FinalDecision`]: answer, check, or stop |
 //! | a checker answered | [`PolicyExecution::completion_verdict`], [`PolicyExecution::progress_key`] | [`CheckDecision`] |
@@ -30,9 +31,11 @@
 //! | unknown JSON fields refused | `config_rules::unknown_json_field_is_refused` |
 //! | an execution captures a copy of the policy at start | `config_rules::later_policy_edits_apply_to_later_executions` |
 //! | key order never changes a fingerprint | `canonical_props::key_order_never_changes_a_fingerprint` |
-//! | fingerprints are stable across runs | `canonical_props::fingerprints_are_stable_across_runs` |
+//! | fingerprints are stable across runs | `canonical_props::fingerprints_are_stable_across_runs`, `canonical_props::golden_fingerprints_do_not_drift` |
+//! | RFC 8785 number, string and sorting examples | `canonical::tests::rfc8785_*` (unit) |
 //! | canonical form agrees with an independent RFC 8785 implementation | `canonical_props::agrees_with_serde_json_canonicalizer` |
-//! | fingerprint input bounded to 64 KiB | `canonical::tests::inputs_over_64_kib_are_refused` (unit) |
+//! | no panic on any JSON, string or size; the bound holds | `canonical_props::any_bytes_never_panic`, `canonical_props::bound_holds_for_any_size`, `engine_props::any_event_sequence_keeps_every_bound` |
+//! | fingerprint input bounded to 64 KiB (and nesting to 128) | `canonical::tests::inputs_over_64_kib_are_refused`, `canonical::tests::nesting_beyond_the_depth_bound_is_refused` (unit) |
 //! | unfingerprintable arguments stop before dispatch | `admission_rules::unfingerprintable_arguments_stop_before_dispatch` |
 //! | repeated identical read: feedback first, then stop on the same request | `admission_rules::repeated_read_gets_feedback_then_stops` |
 //! | a different read or changed argument proceeds | `admission_rules::changed_argument_proceeds_after_feedback` |
@@ -48,7 +51,7 @@
 //! | permission/argument failures count toward recovery without a receipt | `admission_rules::permission_failure_recovers_without_receipt` |
 //! | at most N admissions, pending async included | `bounds_rules::admission_bound_counts_pending_calls` |
 //! | at most N distinct call signatures | `bounds_rules::signature_bound_stops_next_dispatch` |
-//! | at most N observations / failure identities | `bounds_rules::observation_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_stops_next_dispatch` |
+//! | at most N observations / failure identities | `bounds_rules::observation_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_caps_tracking` |
 //! | reaching a bound stops the next model dispatch too | `bounds_rules::reaching_a_bound_stops_the_next_turn` |
 //! | failure → labelled feedback for the next turn; nothing replayed | `recovery_rules::failure_feedback_is_labelled_and_delivered_once` |
 //! | one recovery attempt per feedback turn; exhausted → stop | `recovery_rules::recovery_exhaustion_stops` |
@@ -74,10 +77,15 @@
 //! | stale-view guard applies to progress keys | `stale_view_rules::progress_key_guard_applies` |
 //! | diagnostics: phases, snake_case reasons, `input-needed` spelling, JSON | `diagnostics_rules::diagnostics_serialize_as_the_spec_names_them` |
 //! | diagnostics snapshots are detached | `diagnostics_rules::snapshots_are_detached` |
-//! | verdicts strict: unknown fields and oversize refused | `verdict::tests` (unit) and `verdict_props` |
+//! | verdicts strict: an object with only `complete`, `reason`, `feedback`; ≤ 16 KiB | `verdict_props::strict_shape_is_enforced` |
+//! | `reason` ≤ 400 and `feedback` ≤ 2000 characters | `verdict_props::reason_and_feedback_bounds_are_exact` |
+//! | settlements deduplicated by call id | `delivery_rules::settlements_are_deduplicated` |
+//! | deliveries keep the admitted effect; legacy: receipt effect or unknown; missing outcome blocks | `delivery_rules::delivered_outcomes_keep_the_admitted_effect` |
+//! | imported failures respect recovery limits | `delivery_rules::imported_failures_respect_recovery_limits` |
 
 mod admission;
 mod checks;
+mod delivery;
 mod observation;
 mod state;
 
@@ -85,5 +93,6 @@ pub use admission::{Admission, ToolCallRequest};
 pub use checks::{
     BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckTicket, FinalDecision,
 };
+pub use delivery::Delivery;
 pub use observation::Decision;
 pub use state::{PolicyExecution, Turn};

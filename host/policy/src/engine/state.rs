@@ -240,9 +240,10 @@ impl PolicyExecution {
         } else if c.call_signatures >= p.max_call_signatures {
             TrackingBound::CallSignatures
         } else if c.observations >= p.max_observations {
+            // Every failure is also an observation, so this bound is reached
+            // no later than the failure-identity one; failure identities are
+            // capped at the same bound where they are recorded.
             TrackingBound::Observations
-        } else if c.failure_identities >= p.max_observations {
-            TrackingBound::FailureIdentities
         } else {
             return None;
         };

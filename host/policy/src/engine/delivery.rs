@@ -1,0 +1,64 @@
+//! Imported deliveries: authentic async results settled into this execution.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::canonical::Fingerprint;
+use crate::packet::{Effect, Outcome};
+
+use super::observation::Decision;
+use super::state::{CallState, PolicyExecution};
+
+/// An async result delivered to this execution (by a continuation or the
+/// run queue) for a call admitted elsewhere.
+#[derive(Debug, Clone)]
+pub struct Delivery<'a> {
+    /// The call's id; repeated deliveries of one id are settled once.
+    pub call_id: &'a str,
+    /// The tool's name at invocation.
+    pub tool_name: &'a str,
+    /// The effect selected at invocation admission, when retained. It wins
+    /// over the tool's current registration, which is never consulted.
+    pub admitted_effect: Option<Effect>,
+    /// The effect on the execution receipt, for legacy results without
+    /// retained admission metadata.
+    pub receipt_effect: Option<Effect>,
+    /// The call's arguments, when retained (for failure identity).
+    pub arguments: Option<&'a Value>,
+    /// The authentic outcome; `None` blocks a possible action
+    /// conservatively.
+    pub outcome: Option<Outcome>,
+    /// The result value, when delivered.
+    pub result: Option<&'a Value>,
+}
+
+impl PolicyExecution {
+    /// Settles a delivered async result. The effect is the one retained at
+    /// admission, else the receipt's, else unknown; failures count toward
+    /// recovery as any other; a missing outcome for a write/unknown effect
+    /// stops with `uncertain_effect`. Deliveries do not count as admissions
+    /// of this execution.
+    pub fn import_delivery(&mut self, delivery: &Delivery<'_>) -> Decision {
+        if !self.calls.contains_key(delivery.call_id) {
+            let effect = delivery
+                .admitted_effect
+                .or(delivery.receipt_effect)
+                .unwrap_or(Effect::Unknown);
+            let fingerprint = delivery
+                .arguments
+                .and_then(|args| Fingerprint::of(args).ok())
+                .unwrap_or_else(Fingerprint::absent);
+            self.calls.insert(
+                delivery.call_id.to_owned(),
+                CallState {
+                    signature: Arc::new((delivery.tool_name.to_owned(), fingerprint)),
+                    effect,
+                    settled: false,
+                },
+            );
+            self.outstanding += 1;
+        }
+        self.observe(delivery.call_id, delivery.outcome.clone(), delivery.result)
+    }
+}

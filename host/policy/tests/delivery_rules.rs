@@ -1,0 +1,96 @@
+//! Async deliveries and settlement deduplication.
+
+mod common;
+
+use common::{call, failed, start, succeeded, turn};
+use serde_json::json;
+use verdict_policy::{Admission, Decision, Delivery, Effect, FailureKind, LoopPolicy, StopReason};
+
+fn delivery<'a>(id: &'a str, admitted: Option<Effect>, receipt: Option<Effect>) -> Delivery<'a> {
+    Delivery {
+        call_id: id,
+        tool_name: "send_report",
+        admitted_effect: admitted,
+        receipt_effect: receipt,
+        arguments: None,
+        outcome: None,
+        result: None,
+    }
+}
+
+#[test]
+fn settlements_are_deduplicated() {
+    let mut exec = start(&LoopPolicy::default());
+    let args = json!({});
+    assert_eq!(
+        exec.admit(&call("c1", "fetch", Effect::Read, &args)),
+        Admission::Run
+    );
+    exec.observe("c1", Some(failed(FailureKind::Execution, true)), None);
+    // The same settlement again, and a redelivery of it, count once.
+    exec.observe("c1", Some(failed(FailureKind::Execution, true)), None);
+    let mut again = delivery("c1", Some(Effect::Read), None);
+    again.outcome = Some(failed(FailureKind::Execution, true));
+    exec.import_delivery(&again);
+    let diag = exec.diagnostics();
+    assert_eq!(diag.counters.failures, 1);
+    assert_eq!(diag.counters.observations, 1);
+    // A settlement for a call never admitted is ignored.
+    assert_eq!(
+        exec.observe("ghost", Some(succeeded()), None),
+        Decision::Continue
+    );
+    assert_eq!(exec.diagnostics().counters.observations, 1);
+}
+
+#[test]
+fn delivered_outcomes_keep_the_admitted_effect() {
+    // The retained admission effect (write) wins over the receipt's (read):
+    // a missing outcome blocks conservatively.
+    let mut exec = start(&LoopPolicy::default());
+    assert_eq!(
+        exec.import_delivery(&delivery("a1", Some(Effect::Write), Some(Effect::Read))),
+        Decision::Stop {
+            reason: StopReason::UncertainEffect
+        }
+    );
+    // Legacy results: the receipt effect, else unknown.
+    let mut exec = start(&LoopPolicy::default());
+    assert_eq!(
+        exec.import_delivery(&delivery("a2", None, Some(Effect::Read))),
+        Decision::Continue
+    );
+    assert_eq!(
+        exec.import_delivery(&delivery("a3", None, None)),
+        Decision::Stop {
+            reason: StopReason::UncertainEffect
+        }
+    );
+    // Deliveries are not admissions of this execution.
+    let mut exec = start(&LoopPolicy::default());
+    let mut ok = delivery("a4", Some(Effect::Write), None);
+    ok.outcome = Some(succeeded());
+    assert_eq!(exec.import_delivery(&ok), Decision::Continue);
+    assert_eq!(exec.diagnostics().counters.admissions, 0);
+    assert_eq!(exec.diagnostics().counters.observations, 1);
+}
+
+#[test]
+fn imported_failures_respect_recovery_limits() {
+    let mut exec = start(&LoopPolicy {
+        max_recovery_attempts: 1,
+        ..LoopPolicy::default()
+    });
+    let mut first = delivery("d1", Some(Effect::Read), None);
+    first.outcome = Some(failed(FailureKind::Execution, true));
+    assert_eq!(exec.import_delivery(&first), Decision::Continue);
+    assert!(turn(&mut exec).is_some_and(|f| f.contains("send_report")));
+    let mut second = delivery("d2", Some(Effect::Read), None);
+    second.outcome = Some(failed(FailureKind::Timeout, true));
+    assert_eq!(
+        exec.import_delivery(&second),
+        Decision::Stop {
+            reason: StopReason::RecoveryExhausted
+        }
+    );
+}
