@@ -298,3 +298,39 @@ impl Reply {
         self.chunk_chars.unwrap_or(4).max(1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example in README.md parses into the script it describes.
+    #[test]
+    fn readme_example_parses() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("{\"conversations\"").unwrap_or(0);
+        let end = readme[start..]
+            .find("\n```")
+            .map_or(readme.len(), |e| start + e);
+        let script = Script::from_json(&readme[start..end]);
+        let Ok(script) = script else {
+            panic!("{script:?}");
+        };
+        let turns = &script.conversations[0].turns;
+        assert_eq!(turns.len(), 4);
+        assert_eq!(
+            turns[1].when,
+            Some(Matcher::LastIsToolResult {
+                call_id: "call_1".into()
+            })
+        );
+        assert!(matches!(
+            turns[2].action,
+            Action::Fault(Fault::Status {
+                status: 429,
+                retry_after_secs: Some(1),
+                ..
+            })
+        ));
+        assert_eq!(turns[3].first_byte_delay_ms, 5000);
+    }
+}
