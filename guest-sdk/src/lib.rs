@@ -1,32 +1,7 @@
-//! The verdict guest SDK: write a verifier as plain Rust, export it as a
-//! WebAssembly component with one macro.
-//!
-//! Implement [`Verifier`] (completion role) and/or [`ProgressKey`] (progress
-//! role) for a `Default` type, then call [`export!`] naming the roles:
-//!
-//! ```
-//! use verdict_guest::{Artifacts, Packet, Verdict, Verifier};
-//!
-//! #[derive(Default)]
-//! struct ReadFirst;
-//!
-//! impl Verifier for ReadFirst {
-//!     fn check(&self, packet: &Packet, _artifacts: &dyn Artifacts) -> Verdict {
-//!         if packet.succeeded("read_artifact") {
-//!             Verdict::complete()
-//!         } else {
-//!             Verdict::incomplete("Read the artifact first.")
-//!         }
-//!     }
-//! }
-//!
-//! verdict_guest::export!(completion: ReadFirst);
-//! ```
-//!
-//! Built for `wasm32-wasip2` the crate (a `cdylib`) is a component exporting
-//! exactly the named roles. Built natively the macro only checks the trait
-//! bounds, so the same source is unit-tested with `cargo test` against
-//! [`MemoryArtifacts`].
+#![doc = include_str!("../README.md")]
+// The README shows a whole verifier crate, tests included; the doctest only
+// compiles it (the same logic is tested in sample-verifiers/artifact-ready).
+#![allow(clippy::test_attr_in_doctest)]
 
 mod artifacts;
 mod memory;
