@@ -78,3 +78,12 @@ fn snapshots_are_detached() {
     assert_eq!(before.counters.admissions, 0);
     assert_eq!(exec.diagnostics().counters.admissions, 1);
 }
+
+#[test]
+fn executions_and_diagnostics_cross_threads() {
+    // The agent loop holds an execution across await points.
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<verdict_policy::PolicyExecution>();
+    send_sync::<LoopDiagnostics>();
+    send_sync::<LoopPolicy>();
+}

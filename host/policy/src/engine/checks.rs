@@ -103,7 +103,9 @@ pub(super) struct PendingCheck {
 
 impl PolicyExecution {
     /// A final candidate arrived. `view` is the host scope and identity now;
-    /// `task_state` is the built-in task-state snapshot when enabled.
+    /// `task_state` is the built-in task-state snapshot when enabled. One
+    /// check is pending at a time: a new request supersedes the previous one,
+    /// whose answer is then ignored.
     pub fn final_candidate(
         &mut self,
         output: &str,
