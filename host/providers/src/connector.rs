@@ -24,8 +24,9 @@ pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 pub struct Timeouts {
     /// TCP/TLS connect. Default 10 s.
     pub connect: Duration,
-    /// From sending the request to the response headers. Default 120 s
-    /// (providers may think before the first byte).
+    /// From sending the request to the response headers. Default 600 s: a
+    /// non-streaming answer from a reasoning model sends its headers only
+    /// when the whole turn is generated.
     pub first_byte: Duration,
     /// Between two chunks of a body. Default 120 s.
     pub idle: Duration,
@@ -37,7 +38,7 @@ impl Default for Timeouts {
     fn default() -> Self {
         Self {
             connect: Duration::from_secs(10),
-            first_byte: Duration::from_secs(120),
+            first_byte: Duration::from_secs(600),
             idle: Duration::from_secs(120),
             total: Duration::from_secs(600),
         }
