@@ -6,6 +6,7 @@
 //! are `functionResponse` parts. Every SSE `data:` is a whole response chunk;
 //! the stream has no end marker, so the last chunk must carry `finishReason`.
 
+mod partial_args;
 pub(crate) mod server;
 
 use serde::Deserialize;
@@ -168,47 +169,98 @@ impl From<WireUsage> for Usage {
     }
 }
 
+/// A turn being decoded, with the call whose arguments are still streaming
+/// (Vertex `partialArgs`), if any.
+#[derive(Default)]
+struct GeminiTurn {
+    turn: TurnBuilder,
+    open_call: Option<u64>,
+}
+
+/// Handle one `functionCall` part.
+fn apply_call(state: &mut GeminiTurn, part: &Value, call: &Value) -> Result<(), ProviderError> {
+    let will_continue = call.get("willContinue").and_then(Value::as_bool) == Some(true);
+    let s = |k: &str| call.get(k).and_then(Value::as_str).map(str::to_owned);
+    if let Some(index) = state.open_call
+        && s("name").is_none()
+    {
+        if let Some(partials) = call.get("partialArgs").and_then(Value::as_array)
+            && let Some(RawCall {
+                args: RawArgs::Json(args),
+                ..
+            }) = state.turn.calls.get_mut(&index)
+        {
+            for partial in partials {
+                partial_args::apply(args, partial)?;
+            }
+        }
+        if !will_continue {
+            state.open_call = None;
+        }
+        return Ok(());
+    }
+    let n = state.turn.calls.len() as u64;
+    state.turn.calls.insert(
+        n,
+        RawCall {
+            id: s("id").unwrap_or_else(|| format!("{SYNTHETIC_ID_PREFIX}{n}")),
+            name: s("name").unwrap_or_default(),
+            args: RawArgs::Json(call.get("args").cloned().unwrap_or(json!({}))),
+            signature: part
+                .get("thoughtSignature")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        },
+    );
+    if will_continue {
+        state.open_call = Some(n);
+    }
+    Ok(())
+}
+
 /// Applies chunks to a turn; shared by the buffered and streamed forms.
-fn apply_chunk(turn: &mut TurnBuilder, chunk: Chunk, out: &mut Vec<StreamEvent>) {
-    if turn.id.is_none() {
-        turn.id = chunk.response_id;
-        turn.model = chunk.model_version;
+fn apply_chunk(
+    state: &mut GeminiTurn,
+    chunk: Chunk,
+    out: &mut Vec<StreamEvent>,
+) -> Result<(), ProviderError> {
+    if state.turn.id.is_none() {
+        state.turn.id = chunk.response_id;
+        state.turn.model = chunk.model_version;
     }
     if let Some(u) = chunk.usage_metadata {
-        turn.usage = u.into();
+        state.turn.usage = u.into();
     }
     if chunk.candidates.is_empty() && chunk.prompt_feedback.is_some() {
-        turn.finish = Some(FinishReason::ContentFilter);
+        state.turn.finish = Some(FinishReason::ContentFilter);
     }
     for candidate in chunk.candidates.into_iter().filter(|c| c.index == 0) {
         for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
             if let Some(call) = part.get("functionCall") {
-                let n = turn.calls.len() as u64;
-                let s = |k: &str| call.get(k).and_then(Value::as_str).map(str::to_owned);
-                turn.calls.insert(
-                    n,
-                    RawCall {
-                        id: s("id").unwrap_or_else(|| format!("{SYNTHETIC_ID_PREFIX}{n}")),
-                        name: s("name").unwrap_or_default(),
-                        args: RawArgs::Json(call.get("args").cloned().unwrap_or(json!({}))),
-                        signature: part
-                            .get("thoughtSignature")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                    },
-                );
+                apply_call(state, &part, call)?;
             } else if let Some(text) = part.get("text").and_then(Value::as_str) {
                 let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
                 if !thought && !text.is_empty() {
-                    turn.push_text(text);
+                    state.turn.push_text(text);
                     out.push(StreamEvent::TextDelta(text.to_owned()));
                 }
             }
         }
         if let Some(reason) = candidate.finish_reason {
-            turn.finish = Some(finish_reason(&reason));
+            state.turn.finish = Some(finish_reason(&reason));
         }
     }
+    Ok(())
+}
+
+/// The finished turn; a call whose arguments never closed is a truncation.
+fn build(state: GeminiTurn) -> Result<ModelResponse, ProviderError> {
+    if state.open_call.is_some() && state.turn.finish != Some(FinishReason::MaxTokens) {
+        return Err(ProviderError::truncated(
+            "a streamed function call was never closed",
+        ));
+    }
+    state.turn.build()
 }
 
 fn parse_chunk(data: &[u8]) -> Result<Chunk, ProviderError> {
@@ -223,18 +275,18 @@ fn parse_chunk(data: &[u8]) -> Result<Chunk, ProviderError> {
 
 /// Decode a non-streaming response body.
 pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
-    let mut turn = TurnBuilder::default();
-    apply_chunk(&mut turn, parse_chunk(body)?, &mut Vec::new());
-    if turn.finish.is_none() {
+    let mut state = GeminiTurn::default();
+    apply_chunk(&mut state, parse_chunk(body)?, &mut Vec::new())?;
+    if state.turn.finish.is_none() {
         return Err(ProviderError::malformed("candidate has no finishReason"));
     }
-    turn.build()
+    build(state)
 }
 
 /// Streaming decoder for `streamGenerateContent?alt=sse`.
 #[derive(Default)]
 pub struct GeminiStreamDecoder {
-    turn: TurnBuilder,
+    state: GeminiTurn,
 }
 
 impl GeminiStreamDecoder {
@@ -251,11 +303,11 @@ impl StreamDecoder for GeminiStreamDecoder {
         data: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<bool, ProviderError> {
-        apply_chunk(&mut self.turn, parse_chunk(data.as_bytes())?, out);
+        apply_chunk(&mut self.state, parse_chunk(data.as_bytes())?, out)?;
         Ok(false)
     }
 
     fn finish(self: Box<Self>) -> Result<ModelResponse, ProviderError> {
-        self.turn.build()
+        build(self.state)
     }
 }

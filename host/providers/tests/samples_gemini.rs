@@ -122,3 +122,41 @@ fn stream_without_finish_reason_is_truncated() {
         "{result:?}"
     );
 }
+
+#[test]
+fn vertex_partial_args_parallel_calls() {
+    // The file holds data payloads only (PROVENANCE.md): frame each as the
+    // `data:` line of a CRLF-separated SSE event, as the API sends them.
+    let payloads = String::from_utf8(sample(
+        "gemini/stream-payloads-vertex-partial-args-parallel.jsonl",
+    ))
+    .unwrap();
+    let body: String = payloads
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| format!("data: {l}\r\n\r\n"))
+        .collect();
+    let events =
+        verdict_providers::sse::decode_sse_bytes(body.as_bytes(), P.stream_decoder()).unwrap();
+    let calls = calls_of(&events);
+    assert_eq!(calls.len(), 2);
+    assert!(calls.iter().all(|c| c.name == "getWeather"));
+    assert_eq!(calls[0].arguments, json!({"location": "Boston"}));
+    assert_eq!(calls[1].arguments, json!({"location": "San Francisco"}));
+    assert!(calls[0].signature.is_some());
+    assert_eq!(completed(&events).finish_reason, FinishReason::ToolCalls);
+
+    // Cut before the call is closed: truncated, never a half-built call.
+    let open: String = payloads
+        .lines()
+        .take(2)
+        .map(|l| format!("data: {l}\r\n\r\n"))
+        .collect();
+    let mut with_stop = open.clone();
+    with_stop.push_str("data: {\"candidates\": [{\"content\": {\"role\": \"model\", \"parts\": []}, \"finishReason\": \"STOP\"}]}\r\n\r\n");
+    let result = verdict_providers::sse::decode_sse_bytes(with_stop.as_bytes(), P.stream_decoder());
+    assert!(
+        matches!(result, Err(ProviderError::TruncatedStream { .. })),
+        "{result:?}"
+    );
+}
