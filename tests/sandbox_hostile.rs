@@ -1,5 +1,6 @@
 //! Hostile verifiers, built from source: each yields its typed error, and
 //! after each the same host still serves the good verifier correctly.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! The sample verifiers through the sandbox: verdicts, progress keys, dual
 //! roles, metrics, the compile cache and inspection.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::sync::Arc;
 use verdict_policy::{Effect, OutcomeStatus};

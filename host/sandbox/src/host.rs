@@ -145,21 +145,25 @@ impl VerifierHost {
         Ok((verifier, source))
     }
 
-    fn compile(&self, bytes: &[u8], digest: &str) -> Result<(Component, LoadSource), LoadError> {
+    pub(crate) fn compile(
+        &self,
+        bytes: &[u8],
+        digest: &str,
+    ) -> Result<(Component, LoadSource), LoadError> {
         let engine = &self.shared.engine;
-        if let Some(cache) = &self.shared.cache {
-            if let Some(component) = cache.load(engine, digest) {
-                return Ok((component, LoadSource::Cache));
-            }
+        if let Some(cache) = &self.shared.cache
+            && let Some(component) = cache.load(engine, digest)
+        {
+            return Ok((component, LoadSource::Cache));
         }
         let started = Instant::now();
         let component =
             Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
         tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier");
-        if let Some(cache) = &self.shared.cache {
-            if let Err(err) = cache.store(digest, &component) {
-                tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
-            }
+        if let Some(cache) = &self.shared.cache
+            && let Err(err) = cache.store(digest, &component)
+        {
+            tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
         }
         Ok((component, LoadSource::Compiled))
     }
@@ -170,7 +174,7 @@ impl VerifierHost {
         inspect::inspect(self, bytes)
     }
 
-    pub(crate) fn engine(&self) -> &Engine {
-        &self.shared.engine
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 }

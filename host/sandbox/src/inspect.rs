@@ -3,8 +3,10 @@
 
 use crate::error::LoadError;
 use crate::host::VerifierHost;
+use crate::verifier::Verifier;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 
 /// What a byte string is, by its 8-byte header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -77,8 +79,9 @@ pub struct Inspection {
 }
 
 pub(crate) fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
+    let digest = hex::encode(Sha256::digest(bytes));
     let mut out = Inspection {
-        digest: hex::encode(Sha256::digest(bytes)),
+        digest: digest.clone(),
         size: bytes.len(),
         kind: kind(bytes),
         imports: Vec::new(),
@@ -86,32 +89,23 @@ pub(crate) fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
         roles: Vec::new(),
         rejected: None,
     };
-    match out.kind {
-        WasmKind::CoreModule => out.rejected = Some(LoadError::CoreModule.to_string()),
-        WasmKind::NotWasm => {
-            out.rejected =
-                Some(LoadError::Corrupt("missing the WebAssembly magic header".into()).to_string());
-        }
-        WasmKind::Component => match host.load_bytes(bytes) {
-            Ok(_) => {}
-            Err(err) => out.rejected = Some(err.to_string()),
+    let rejected = match out.kind {
+        WasmKind::CoreModule => Some(LoadError::CoreModule),
+        WasmKind::NotWasm => Some(LoadError::Corrupt(
+            "missing the WebAssembly magic header".into(),
+        )),
+        WasmKind::Component => match host.compile(bytes, &digest) {
+            Err(err) => Some(err),
+            Ok((component, _)) => {
+                let engine = &host.shared().engine;
+                let ty = component.component_type();
+                out.imports = ty.imports(engine).map(|(n, _)| n.to_owned()).collect();
+                out.exports = ty.exports(engine).map(|(n, _)| n.to_owned()).collect();
+                out.roles = roles(out.exports.iter().map(String::as_str));
+                Verifier::prepare(Arc::clone(host.shared()), component, digest).err()
+            }
         },
-    }
-    // Names are read from a fresh compile only when the component compiles;
-    // a corrupt component keeps empty lists.
-    if out.kind == WasmKind::Component {
-        if let Ok(component) = wasmtime::component::Component::new(host.engine(), bytes) {
-            let ty = component.component_type();
-            out.imports = ty
-                .imports(host.engine())
-                .map(|(n, _)| n.to_owned())
-                .collect();
-            out.exports = ty
-                .exports(host.engine())
-                .map(|(n, _)| n.to_owned())
-                .collect();
-            out.roles = roles(out.exports.iter().map(String::as_str));
-        }
-    }
+    };
+    out.rejected = rejected.map(|e| e.to_string());
     out
 }

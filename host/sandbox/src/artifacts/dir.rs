@@ -112,10 +112,10 @@ fn walk(
         } else if kind.is_dir() && depth < MAX_LIST_DEPTH {
             // Only descend where the prefix can still match.
             let as_dir = format!("{id}/");
-            if as_dir.starts_with(prefix) || prefix.starts_with(&as_dir) {
-                if let Ok(sub) = dir.open_dir(&name) {
-                    walk(&sub, &id, prefix, depth + 1, visits, out);
-                }
+            if (as_dir.starts_with(prefix) || prefix.starts_with(&as_dir))
+                && let Ok(sub) = dir.open_dir(&name)
+            {
+                walk(&sub, &id, prefix, depth + 1, visits, out);
             }
         }
     }

@@ -1,0 +1,237 @@
+//! Sandbox benchmark: prints one table, all rows measured in one run.
+//!
+//! `cargo bench -p verdict-tests --bench sandbox`
+//!
+//! (a) fresh-sandbox check (new store + instantiate + call), small and
+//!     maximal packets, with and without the pooling allocator;
+//! (b) the same check logic as a native Rust closure, direct and with JSON
+//!     in/out (what a JSON plugin ABI pays);
+//! (c) the same logic in a native process spawned per check (this binary,
+//!     re-executed as a child that reads the packet on stdin);
+//! (d) compiling a verifier vs loading it from the compile cache;
+//! (e) preemption overshoot of a spinning verifier with a 10 ms deadline.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use verdict_policy::{CheckPacket, OutcomeStatus, Verdict};
+use verdict_sandbox::{
+    ArtifactStore, CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost,
+};
+use verdict_tests::{guests, max_packet, read_packet};
+
+const CHILD_ENV: &str = "VERDICT_BENCH_CHILD";
+const A42: &[u8] = br#"{"id":"A42","ready":true}"#;
+
+/// The artifact-ready logic, natively: a successful `read_artifact`
+/// observation and artifact A42 as JSON with `ready: true`.
+fn native_check(packet: &CheckPacket, store: &dyn ArtifactStore) -> Verdict {
+    let read_ok = packet.observations.iter().any(|o| {
+        o.tool_name == "read_artifact"
+            && o.outcome.as_ref().is_some_and(|x| x.status == OutcomeStatus::Succeeded)
+    });
+    let ready = store
+        .read("A42", 1 << 20)
+        .ok()
+        .and_then(|a| serde_json::from_slice::<serde_json::Value>(&a.bytes).ok())
+        .is_some_and(|v| v.get("ready") == Some(&serde_json::Value::Bool(true)));
+    if read_ok && ready {
+        Verdict { complete: true, reason: Some("artifact A42 is ready".into()), feedback: None }
+    } else {
+        Verdict {
+            complete: false,
+            reason: None,
+            feedback: Some("Read and verify artifact A42 before finishing.".into()),
+        }
+    }
+}
+
+fn child_main() {
+    let mut input = String::new();
+    if std::io::stdin().read_to_string(&mut input).is_err() {
+        std::process::exit(2);
+    }
+    let Ok(packet) = serde_json::from_str::<CheckPacket>(&input) else {
+        std::process::exit(2);
+    };
+    let store = MemoryStore::new();
+    let _ = store.insert("A42", A42.to_vec());
+    let verdict = native_check(&packet, &store);
+    let out = serde_json::to_string(&verdict).unwrap_or_default();
+    let _ = std::io::stdout().write_all(out.as_bytes());
+}
+
+struct Stats {
+    p50: Duration,
+    p99: Duration,
+}
+
+fn measure(iters: usize, mut f: impl FnMut() -> Duration) -> Stats {
+    for _ in 0..iters.div_ceil(10) {
+        f();
+    }
+    let mut samples: Vec<Duration> = (0..iters).map(|_| f()).collect();
+    samples.sort();
+    Stats {
+        p50: samples[samples.len() / 2],
+        p99: samples[(samples.len() * 99 / 100).min(samples.len() - 1)],
+    }
+}
+
+fn timed(mut f: impl FnMut()) -> impl FnMut() -> Duration {
+    move || {
+        let t = Instant::now();
+        f();
+        t.elapsed()
+    }
+}
+
+fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+fn tenant() -> Tenant {
+    let store = Arc::new(MemoryStore::new());
+    let _ = store.insert("A42", A42.to_vec());
+    Tenant::new("bench", Limits::default(), store)
+}
+
+fn host(pooling: bool, cache: Option<std::path::PathBuf>) -> VerifierHost {
+    VerifierHost::new(HostConfig { pooling, cache_dir: cache, ..HostConfig::default() })
+        .unwrap_or_else(|e| panic!("host: {e}"))
+}
+
+fn main() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        child_main();
+        return;
+    }
+    let small = read_packet();
+    let large = max_packet();
+    let wasm = std::fs::read(guests::ARTIFACT_READY).unwrap_or_else(|e| panic!("{e}"));
+    let tenant = tenant();
+    let mut rows: Vec<(String, Stats)> = Vec::new();
+
+    // (a) fresh sandbox per check.
+    for pooling in [true, false] {
+        let host = host(pooling, None);
+        let (verifier, _) = host.load_bytes(&wasm).unwrap_or_else(|e| panic!("{e}"));
+        for (name, packet) in [("small", &small), ("max", &large)] {
+            let stats = measure(3000, timed(|| {
+                let v = verifier.check(&tenant, packet, None).result;
+                assert!(v.is_ok_and(|v| v.complete));
+            }));
+            let alloc = if pooling { "pooling" } else { "on-demand" };
+            rows.push((format!("(a) wasm, fresh store per check, {alloc}, {name} packet"), stats));
+        }
+    }
+
+    // (b) native closure, direct and with JSON in/out.
+    let store = MemoryStore::new();
+    let _ = store.insert("A42", A42.to_vec());
+    let closure = |p: &CheckPacket| native_check(p, &store);
+    for (name, packet) in [("small", &small), ("max", &large)] {
+        rows.push((
+            format!("(b) native closure, {name} packet"),
+            measure(20000, timed(|| assert!(closure(std::hint::black_box(packet)).complete))),
+        ));
+        rows.push((
+            format!("(b) native closure, JSON in/out, {name} packet"),
+            measure(5000, timed(|| {
+                let json = serde_json::to_vec(packet).unwrap_or_default();
+                let p: CheckPacket = serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{e}"));
+                let v = closure(&p);
+                let out = serde_json::to_vec(&v).unwrap_or_default();
+                assert!(!out.is_empty() && v.complete);
+            })),
+        ));
+    }
+
+    // (c) a native process spawned per check.
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+    for (name, packet) in [("small", &small), ("max", &large)] {
+        let json = serde_json::to_vec(packet).unwrap_or_default();
+        rows.push((
+            format!("(c) native process per check, {name} packet"),
+            measure(200, timed(|| {
+                let mut child = Command::new(&exe)
+                    .env(CHILD_ENV, "1")
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap_or_else(|e| panic!("{e}"));
+                if let Some(mut stdin) = child.stdin.take() {
+                    let _ = stdin.write_all(&json);
+                }
+                let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+                let v: Verdict = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+                assert!(v.complete);
+            })),
+        ));
+    }
+
+    // (d) compile vs cached load.
+    let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    rows.push((
+        "(d) load: compile (no cache)".into(),
+        measure(10, timed(|| {
+            let h = host(false, None);
+            assert!(h.load_bytes(&wasm).is_ok());
+        })),
+    ));
+    let cached_host = host(false, Some(cache.path().to_owned()));
+    let _ = cached_host.load_bytes(&wasm);
+    rows.push((
+        "(d) load: from compile cache".into(),
+        measure(200, timed(|| {
+            let (_, source) = cached_host.load_bytes(&wasm).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(source, verdict_sandbox::LoadSource::Cache);
+        })),
+    ));
+
+    // (e) preemption overshoot past a 10 ms deadline.
+    let host = host(true, None);
+    let spin = host.load_file(guests::HOSTILE_SPIN).unwrap_or_else(|e| panic!("{e}"));
+    let spin_tenant = tenant.clone().with_limits(Limits {
+        fuel: u64::MAX / 2,
+        timeout_ms: 10,
+        ..Limits::default()
+    });
+    let deadline = Duration::from_millis(10);
+    rows.push((
+        "(e) overshoot past a 10 ms deadline, spinning guest".into(),
+        measure(200, || {
+            let outcome = spin.check(&spin_tenant, &small, None);
+            assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 10 }));
+            outcome.metrics.duration.saturating_sub(deadline)
+        }),
+    ));
+
+    println!("| measurement | p50 | p99 |");
+    println!("|---|---|---|");
+    for (name, s) in &rows {
+        println!("| {name} | {} | {} |", fmt(s.p50), fmt(s.p99));
+    }
+    let get = |prefix: &str| rows.iter().find(|(n, _)| n.starts_with(prefix)).map(|(_, s)| s.p50);
+    if let (Some(a), Some(c)) = (
+        get("(a) wasm, fresh store per check, pooling, small"),
+        get("(c) native process per check, small"),
+    ) {
+        println!("\nratio (c)/(a) small packet p50: {:.0}x", c.as_secs_f64() / a.as_secs_f64());
+    }
+    if let (Some(a), Some(c)) = (
+        get("(a) wasm, fresh store per check, pooling, max"),
+        get("(c) native process per check, max"),
+    ) {
+        println!("ratio (c)/(a) max packet p50: {:.0}x", c.as_secs_f64() / a.as_secs_f64());
+    }
+    if let (Some(compile), Some(cached)) = (get("(d) load: compile"), get("(d) load: from compile cache")) {
+        println!("ratio compile/cached load p50: {:.0}x", compile.as_secs_f64() / cached.as_secs_f64());
+    }
+}
