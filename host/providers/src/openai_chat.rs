@@ -267,7 +267,11 @@ impl StreamDecoder for ChatStreamDecoder {
                         if let Some(id) = call.id {
                             entry.id = id;
                         }
-                        if let Some(name) = function.name {
+                        // OpenAI sends the name once; some compatible
+                        // servers repeat it in every fragment.
+                        if let Some(name) = function.name
+                            && entry.name != name
+                        {
                             entry.name.push_str(&name);
                         }
                     }
@@ -290,5 +294,29 @@ impl StreamDecoder for ChatStreamDecoder {
             turn.finish = Some(FinishReason::Refusal);
         }
         turn.build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_tool_name_is_not_doubled() {
+        let mut decoder = ChatStreamDecoder::new();
+        let mut out = Vec::new();
+        for data in [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"get_weather","arguments":"\"Oslo\"}"}}]},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ] {
+            assert!(decoder.event("message", data, &mut out).is_ok(), "{data}");
+        }
+        let response = Box::new(decoder).finish();
+        let Ok(response) = response else {
+            panic!("{response:?}")
+        };
+        assert_eq!(response.tool_calls[0].name, "get_weather");
+        assert_eq!(response.tool_calls[0].arguments, json!({"city": "Oslo"}));
     }
 }
