@@ -3,6 +3,7 @@
 //! received, and injects faults. [`ScriptedModel`] runs the same script
 //! in-process without HTTP.
 
+mod answer;
 pub mod engine;
 pub mod script;
 pub mod scripted;

@@ -376,6 +376,36 @@ async fn cancellation_ends_a_waiting_call() {
 }
 
 #[tokio::test]
+async fn cancellation_ends_a_stream_mid_way() {
+    for p in Protocol::ALL {
+        let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::StallStream {
+            after_frames: 2,
+            stall_ms: 5_000,
+            reply: tool_reply(),
+        })]))
+        .await
+        .unwrap();
+        let model = connector(&fake, p);
+        let ctx = CallContext::default();
+        let cancel = ctx.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            cancel.cancel();
+        });
+        let (events, err) = stream_until_error(&model, &ctx).await;
+        assert_eq!(err, Some(ProviderError::Cancelled), "{p:?}");
+        assert!(calls_of_events(&events).is_empty(), "{p:?}");
+    }
+}
+
+fn calls_of_events(events: &[StreamEvent]) -> Vec<&StreamEvent> {
+    events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::ToolCall(_)))
+        .collect()
+}
+
+#[tokio::test]
 async fn attempt_hook_can_refuse_a_retry() {
     let fake = FakeProvider::start(Script::new(vec![status(500, None), Turn::text("ok")]))
         .await

@@ -6,23 +6,22 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 use axum::routing::post;
-use futures::StreamExt;
 use serde_json::Value;
 
 use crate::connector::{ConnectorConfig, Timeouts};
 use crate::errors::FakeServerError;
+use crate::fake::answer::{Answer, error};
 use crate::fake::engine::ScriptEngine;
-use crate::fake::script::{Action, Fault, Reply, Script};
+use crate::fake::script::{Action, Script};
 use crate::model::ModelRequest;
 use crate::protocol::Protocol;
 use crate::retry::RetryPolicy;
 use crate::secret::{ApiKey, Credential};
-use crate::sse::SseFrame;
 
 /// The key [`FakeProvider::connector_config`] uses.
 pub const FAKE_API_KEY: &str = "fake-key-not-secret";
@@ -288,174 +287,4 @@ async fn handle(
         Action::Reply(reply) => answer.reply(&reply, number),
         Action::Fault(fault) => answer.fault(&fault, number),
     }
-}
-
-struct Answer {
-    protocol: Protocol,
-    model: String,
-    stream: bool,
-}
-
-impl Answer {
-    fn frames(&self, reply: &Reply, number: usize) -> Vec<SseFrame> {
-        self.protocol
-            .render_stream(&reply.to_response(number), &self.model, reply.chunk())
-    }
-
-    fn encode(&self, frames: &[SseFrame]) -> Vec<Bytes> {
-        let crlf = self.protocol.stream_uses_crlf();
-        frames.iter().map(|f| Bytes::from(f.encode(crlf))).collect()
-    }
-
-    fn reply(&self, reply: &Reply, number: usize) -> Response {
-        if self.stream {
-            let chunks = self.encode(&self.frames(reply, number));
-            return sse_response(chunks, false);
-        }
-        let body = self
-            .protocol
-            .render_response(&reply.to_response(number), &self.model);
-        json_response(200, body.to_string())
-    }
-
-    fn fault(&self, fault: &Fault, number: usize) -> Response {
-        match fault {
-            Fault::Status {
-                status,
-                message,
-                retry_after_secs,
-            } => error(self.protocol, *status, message, *retry_after_secs),
-            Fault::CutStream {
-                after_frames,
-                reply,
-            } => {
-                let whole = if self.stream {
-                    self.encode(&self.frames(reply, number))
-                } else {
-                    let body = self
-                        .protocol
-                        .render_response(&reply.to_response(number), &self.model);
-                    vec![Bytes::from(body.to_string())]
-                };
-                let keep = (*after_frames).min(whole.len().saturating_sub(1));
-                let mut chunks: Vec<Bytes> = whole.iter().take(keep).cloned().collect();
-                if let Some(next) = whole.get(keep) {
-                    chunks.push(next.slice(..next.len() / 2));
-                }
-                let kind = if self.stream {
-                    "text/event-stream"
-                } else {
-                    "application/json"
-                };
-                chunked_response(chunks, true, kind)
-            }
-            Fault::StallStream {
-                after_frames,
-                stall_ms,
-                reply,
-            } => {
-                let mut chunks = if self.stream {
-                    self.encode(&self.frames(reply, number))
-                } else {
-                    let body = self
-                        .protocol
-                        .render_response(&reply.to_response(number), &self.model);
-                    vec![Bytes::from(body.to_string())]
-                };
-                let rest = chunks.split_off((*after_frames).min(chunks.len()));
-                let kind = if self.stream {
-                    "text/event-stream"
-                } else {
-                    "application/json"
-                };
-                stalled_response(chunks, Duration::from_millis(*stall_ms), rest, kind)
-            }
-            Fault::MalformedJson => {
-                if self.stream {
-                    let mut chunks = self.encode(&self.frames(&Reply::default(), number));
-                    chunks.truncate(1);
-                    chunks.push(Bytes::from(SseFrame::data("{\"oops\": ").encode(false)));
-                    sse_response(chunks, false)
-                } else {
-                    json_response(200, "{\"id\": \"broken\", this is not json".to_owned())
-                }
-            }
-            Fault::ErrorEvent {
-                after_frames,
-                status,
-                message,
-            } => {
-                if !self.stream {
-                    return error(self.protocol, *status, message, None);
-                }
-                let reply = Reply {
-                    text: Some("partial answer that will be interrupted".into()),
-                    ..Reply::default()
-                };
-                let mut frames = self.frames(&reply, number);
-                frames.truncate(*after_frames);
-                frames.push(self.protocol.render_error_event(*status, message));
-                sse_response(self.encode(&frames), false)
-            }
-        }
-    }
-}
-
-fn json_response(status: u16, body: String) -> Response {
-    Response::builder()
-        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body))
-        .unwrap_or_default()
-}
-
-fn error(protocol: Protocol, status: u16, message: &str, retry_after: Option<u64>) -> Response {
-    let mut response = json_response(status, protocol.render_error(status, message).to_string());
-    if let Some(secs) = retry_after
-        && let Ok(value) = header::HeaderValue::from_str(&secs.to_string())
-    {
-        response.headers_mut().insert(header::RETRY_AFTER, value);
-    }
-    response
-}
-
-/// An SSE body sending each chunk separately; `abort` ends it with an error,
-/// so the connection drops without a clean end of body.
-fn sse_response(chunks: Vec<Bytes>, abort: bool) -> Response {
-    chunked_response(chunks, abort, "text/event-stream")
-}
-
-fn stalled_response(
-    first: Vec<Bytes>,
-    stall: Duration,
-    rest: Vec<Bytes>,
-    content_type: &str,
-) -> Response {
-    let first = futures::stream::iter(first.into_iter().map(Ok::<_, std::io::Error>));
-    let rest = futures::stream::once(tokio::time::sleep(stall))
-        .flat_map(move |()| futures::stream::iter(rest.clone().into_iter().map(Ok)));
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, content_type)
-        .body(Body::from_stream(first.chain(rest)))
-        .unwrap_or_default()
-}
-
-fn chunked_response(chunks: Vec<Bytes>, abort: bool, content_type: &str) -> Response {
-    let body = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
-    // The abort comes a moment after the last chunk, so the client has the
-    // headers and the partial data before the connection drops.
-    let tail = futures::stream::iter(abort.then_some(())).then(|()| async {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        Err(std::io::Error::new(
-            std::io::ErrorKind::ConnectionAborted,
-            "fake provider cut the stream",
-        ))
-    });
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, content_type)
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(Body::from_stream(body.chain(tail)))
-        .unwrap_or_default()
 }
