@@ -85,7 +85,7 @@ impl std::fmt::Display for Fingerprint {
 /// The canonical JSON bytes of `value`, refusing outputs over the bound.
 pub fn canonical_json(value: &Value) -> Result<Vec<u8>, CanonicalError> {
     let mut sink = VecSink {
-        bytes: Vec::with_capacity(128),
+        bytes: Vec::with_capacity(1024),
         limit: MAX_FINGERPRINT_INPUT_BYTES,
     };
     write_value(value, &mut sink, 0)?;
@@ -151,14 +151,8 @@ fn write_object(
     if map.len().saturating_mul(4) > MAX_FINGERPRINT_INPUT_BYTES {
         return Err(CanonicalError::TooLarge);
     }
-    // serde_json's default map iterates in byte order, which equals UTF-16
-    // order unless names mix supplementary characters with U+E000..U+FFFF:
-    // write in place when already ordered, sort a copy otherwise.
-    let ordered = map
-        .keys()
-        .is_sorted_by(|a, b| utf16_cmp(a, b) != Ordering::Greater);
     sink.put(b"{")?;
-    if ordered {
+    if in_utf16_order(map) {
         write_members(map.iter(), sink, depth)?;
     } else {
         let mut members: Vec<(&String, &Value)> = map.iter().collect();
@@ -166,6 +160,22 @@ fn write_object(
         write_members(members.into_iter(), sink, depth)?;
     }
     sink.put(b"}")
+}
+
+/// True when the map already iterates in UTF-16 order. serde_json's default
+/// map iterates in byte order, which is UTF-16 order as long as no name has a
+/// character at or above U+E000 (UTF-8 lead bytes 0xEE..=0xF4); otherwise
+/// (or with `preserve_order`) the caller sorts.
+fn in_utf16_order(map: &Map<String, Value>) -> bool {
+    let mut previous: Option<&[u8]> = None;
+    for name in map.keys() {
+        let bytes = name.as_bytes();
+        if bytes.iter().any(|&b| b >= 0xEE) || previous.is_some_and(|p| p > bytes) {
+            return false;
+        }
+        previous = Some(bytes);
+    }
+    true
 }
 
 fn write_members<'a>(

@@ -12,6 +12,9 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(verdict) = Verdict::from_json(text) {
         assert!(verdict.validate().is_ok());
+        // Strict JSON: only an object is a verdict (serde would also take `[true]`).
+        let value: serde_json::Value = serde_json::from_str(text).expect("accepted text is JSON");
+        assert!(value.is_object(), "accepted a non-object: {text}");
         assert!(verdict.reason.as_ref().is_none_or(|r| r.chars().count() <= MAX_REASON_CHARS));
         assert!(verdict.feedback.as_ref().is_none_or(|f| f.chars().count() <= MAX_FEEDBACK_CHARS));
         let json = serde_json::to_string(&verdict).expect("serializes");
