@@ -17,6 +17,7 @@ const GUESTS: &[&str] = &[
     "hostile-panic",
     "hostile-huge-reason",
     "hostile-huge-feedback",
+    "hostile-huge-progress-key",
     "hostile-cross-tenant",
     "hostile-forbidden-import",
     "hostile-read-many",

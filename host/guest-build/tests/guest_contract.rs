@@ -24,6 +24,7 @@ const GUESTS: &[(&str, &[&str], bool)] = &[
     ("hostile-panic", &[COMPLETION], false),
     ("hostile-huge-reason", &[COMPLETION], false),
     ("hostile-huge-feedback", &[COMPLETION], false),
+    ("hostile-huge-progress-key", &[PROGRESS], false),
     ("hostile-cross-tenant", &[COMPLETION], true),
     ("hostile-forbidden-import", &[COMPLETION], false),
     ("hostile-read-many", &[COMPLETION], true),
