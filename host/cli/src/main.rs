@@ -21,6 +21,9 @@ enum Command {
     Check(commands::check::CheckArgs),
     /// Describe a .wasm file and say whether this host accepts it.
     Inspect(commands::inspect::InspectArgs),
+    /// Serve a scripted fake model provider on 127.0.0.1 (all four wire
+    /// protocols, JSON and SSE) until interrupted.
+    FakeProvider(commands::fake_provider::FakeProviderArgs),
 }
 
 fn main() -> ExitCode {
@@ -28,6 +31,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => commands::check::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
+        Command::FakeProvider(args) => commands::fake_provider::run(args),
     };
     match result {
         Ok(code) => code.into(),

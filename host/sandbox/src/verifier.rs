@@ -4,7 +4,7 @@
 //! WASI context and artifact budget. A store that trapped is dropped with the
 //! call, so a trapped instance is never re-entered.
 
-use crate::bindings::{CompletionIndices, ProgressIndices};
+use crate::bindings::{CompletionIndices, ProgressIndices, wit};
 use crate::cancel::CancelHandle;
 use crate::convert;
 use crate::error::{CheckError, LoadError, trap_kind};
@@ -44,6 +44,16 @@ pub struct CallOutcome<T> {
     pub result: Result<T, CheckError>,
     /// Resource use.
     pub metrics: CallMetrics,
+}
+
+impl<T> CallOutcome<T> {
+    /// Validates or converts a successful result, keeping the metrics.
+    pub fn and_then<U>(self, f: impl FnOnce(T) -> Result<U, CheckError>) -> CallOutcome<U> {
+        CallOutcome {
+            result: self.result.and_then(f),
+            metrics: self.metrics,
+        }
+    }
 }
 
 /// A verifier component, compiled and prepared once, called many times.
@@ -127,19 +137,12 @@ impl Verifier {
         let Some(indices) = &self.completion else {
             return failed(CheckError::Unsupported("completion"));
         };
-        let wit_packet = match convert::packet(packet) {
-            Ok(p) => p,
-            Err(e) => return failed(e),
-        };
-        let outcome = self.call(tenant, cancel, |store, instance| {
+        self.call_with_packet(tenant, packet, cancel, |store, instance, packet| {
             indices
                 .load(&mut *store, instance)?
-                .call_check(&mut *store, &wit_packet)
-        });
-        CallOutcome {
-            result: outcome.result.and_then(convert::verdict),
-            metrics: outcome.metrics,
-        }
+                .call_check(&mut *store, packet)
+        })
+        .and_then(convert::verdict)
     }
 
     /// Samples the progress key for `tenant` on `packet`.
@@ -152,25 +155,35 @@ impl Verifier {
         let Some(indices) = &self.progress else {
             return failed(CheckError::Unsupported("progress"));
         };
-        let wit_packet = match convert::packet(packet) {
-            Ok(p) => p,
-            Err(e) => return failed(e),
-        };
-        let outcome = self.call(tenant, cancel, |store, instance| {
+        self.call_with_packet(tenant, packet, cancel, |store, instance, packet| {
             indices
                 .load(&mut *store, instance)?
-                .call_progress_key(&mut *store, &wit_packet)
-        });
-        CallOutcome {
-            result: outcome.result.and_then(|key| {
-                let chars = key.chars().count();
-                if chars > MAX_PROGRESS_KEY_CHARS {
-                    Err(CheckError::InvalidProgressKey { chars })
-                } else {
-                    Ok(key)
-                }
+                .call_progress_key(&mut *store, packet)
+        })
+        .and_then(|key| {
+            let chars = key.chars().count();
+            if chars > MAX_PROGRESS_KEY_CHARS {
+                Err(CheckError::InvalidProgressKey { chars })
+            } else {
+                Ok(key)
+            }
+        })
+    }
+
+    /// Lowers `packet` (refusing one over the size bound before any guest
+    /// code runs), then calls `f` with it in a fresh store.
+    fn call_with_packet<R>(
+        &self,
+        tenant: &Tenant,
+        packet: &CheckPacket,
+        cancel: Option<&CancelHandle>,
+        f: impl FnOnce(&mut Store<CallState>, &Instance, &wit::Packet) -> wasmtime::Result<R>,
+    ) -> CallOutcome<R> {
+        match convert::packet(packet) {
+            Ok(packet) => self.call(tenant, cancel, |store, instance| {
+                f(store, instance, &packet)
             }),
-            metrics: outcome.metrics,
+            Err(e) => failed(e),
         }
     }
 

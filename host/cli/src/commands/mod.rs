@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod fake_provider;
 pub mod inspect;
 
 use anyhow::Context;
