@@ -39,7 +39,12 @@ fn rustc_program() -> std::ffi::OsString {
 /// Fails with [`Error::TargetMissing`] unless the target's standard library
 /// is installed.
 pub(crate) fn check_target_installed() -> Result<(), Error> {
-    let output = Command::new(rustc_program())
+    target_installed(&rustc_program())
+}
+
+/// [`check_target_installed`] with the given rustc.
+fn target_installed(rustc: &std::ffi::OsStr) -> Result<(), Error> {
+    let output = Command::new(rustc)
         .args(["--print", "target-libdir", "--target", GUEST_TARGET])
         .output()
         .map_err(Error::Io)?;
@@ -98,6 +103,19 @@ pub(crate) fn tail(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_installed_target_is_found_and_a_missing_one_named() {
+        assert!(target_installed(&rustc_program()).is_ok());
+        // `echo` prints no library directory: the target counts as missing.
+        let missing = target_installed("echo".as_ref()).unwrap_err();
+        assert!(matches!(missing, Error::TargetMissing));
+        assert!(
+            missing
+                .to_string()
+                .contains("rustup target add wasm32-wasip2")
+        );
+    }
 
     #[test]
     fn tail_keeps_the_last_lines() {
