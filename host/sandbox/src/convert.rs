@@ -2,7 +2,7 @@
 
 use crate::bindings::wit;
 use crate::error::CheckError;
-use verdict_policy::packet::{MAX_OBSERVATIONS, MAX_PACKET_BYTES};
+use verdict_policy::packet::{MAX_OBSERVATIONS, MAX_OUTPUT_CHARS, MAX_PACKET_BYTES};
 use verdict_policy::{CheckPacket, Effect, FailureKind, Observation, OutcomeStatus, Verdict};
 
 /// Fixed JSON overhead charged per observation when sizing a packet.
@@ -16,11 +16,13 @@ const PACKET_OVERHEAD: usize = 256;
 /// its worst plus fixed per-field overhead: an upper bound of the JSON size
 /// that costs no serialization.
 pub(crate) fn packet(packet: &CheckPacket) -> Result<wit::Packet, CheckError> {
+    // Byte length bounds character count, so the count is only needed for
+    // long texts.
+    let needs_bounding = packet.observations.len() > MAX_OBSERVATIONS
+        || (packet.output_text.len() > MAX_OUTPUT_CHARS
+            && packet.output_text.chars().count() > MAX_OUTPUT_CHARS);
     let bounded;
-    let packet = if packet.observations.len() > MAX_OBSERVATIONS
-        || packet.output_text.len() > verdict_policy::packet::MAX_OUTPUT_CHARS * 4
-        || packet.output_text.chars().count() > verdict_policy::packet::MAX_OUTPUT_CHARS
-    {
+    let packet = if needs_bounding {
         bounded = packet.clone().bounded();
         &bounded
     } else {
@@ -59,7 +61,11 @@ pub(crate) fn packet(packet: &CheckPacket) -> Result<wit::Packet, CheckError> {
 }
 
 /// JSON size bound of a string: control characters escape to six bytes.
+/// Strings up to 64 KiB are charged that worst case without being scanned.
 fn escaped_bound(text: &str) -> usize {
+    if text.len() <= 64 * 1024 {
+        return 6 * text.len() + 2;
+    }
     text.len()
         + 2
         + 5 * text
@@ -106,4 +112,55 @@ pub(crate) fn verdict(v: wit::Verdict) -> Result<Verdict, CheckError> {
     };
     verdict.validate()?;
     Ok(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(text: String, observations: usize) -> CheckPacket {
+        CheckPacket {
+            execution_id: "e".into(),
+            iteration: 1,
+            output_text: text,
+            output_truncated: false,
+            observations: (0..observations)
+                .map(|i| Observation {
+                    tool_name: "t".into(),
+                    call_id: i.to_string(),
+                    effect: Effect::Read,
+                    outcome: None,
+                })
+                .collect(),
+            observed_tool_calls: 0,
+            observations_truncated: false,
+            task_state: None,
+        }
+    }
+
+    #[test]
+    fn over_long_output_and_history_are_cut_and_flagged() {
+        let wit = super::packet(&packet("é".repeat(MAX_OUTPUT_CHARS + 5), 150)).unwrap();
+        assert_eq!(wit.output_text.chars().count(), MAX_OUTPUT_CHARS);
+        assert!(wit.output_truncated);
+        assert_eq!(wit.observations.len(), MAX_OBSERVATIONS);
+        assert_eq!(wit.observations[0].call_id, "50", "the most recent are kept");
+        assert!(wit.observations_truncated);
+        assert_eq!(wit.observed_tool_calls, 150);
+    }
+
+    #[test]
+    fn packets_at_the_bounds_pass_unchanged() {
+        let wit = super::packet(&packet("x".repeat(MAX_OUTPUT_CHARS), 100)).unwrap();
+        assert_eq!(wit.output_text.len(), MAX_OUTPUT_CHARS);
+        assert!(!wit.output_truncated && !wit.observations_truncated);
+    }
+
+    #[test]
+    fn escaped_bound_is_an_upper_bound_of_the_json_size() {
+        for text in ["", "plain", "\"\\\n\u{1}", &"\u{1}".repeat(70_000), &"a".repeat(70_000)] {
+            let json = serde_json::to_string(text).unwrap();
+            assert!(escaped_bound(text) >= json.len(), "{}", text.len());
+        }
+    }
 }
