@@ -16,34 +16,57 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use verdict_policy::{CheckPacket, OutcomeStatus, Verdict};
-use verdict_sandbox::{
-    ArtifactStore, CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost,
-};
+use verdict_sandbox::{CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost};
 use verdict_tests::{guests, max_packet, read_packet};
 
 const CHILD_ENV: &str = "VERDICT_BENCH_CHILD";
 const A42: &[u8] = br#"{"id":"A42","ready":true}"#;
 
-/// The artifact-ready logic, natively: a successful `read_artifact`
-/// observation and artifact A42 as JSON with `ready: true`.
-fn native_check(packet: &CheckPacket, store: &dyn ArtifactStore) -> Verdict {
-    let read_ok = packet.observations.iter().any(|o| {
-        o.tool_name == "read_artifact"
-            && o.outcome.as_ref().is_some_and(|x| x.status == OutcomeStatus::Succeeded)
-    });
-    let ready = store
-        .read("A42", 1 << 20)
-        .ok()
-        .and_then(|a| serde_json::from_slice::<serde_json::Value>(&a.bytes).ok())
-        .is_some_and(|v| v.get("ready") == Some(&serde_json::Value::Bool(true)));
-    if read_ok && ready {
-        Verdict { complete: true, reason: Some("artifact A42 is ready".into()), feedback: None }
-    } else {
-        Verdict {
-            complete: false,
-            reason: None,
-            feedback: Some("Read and verify artifact A42 before finishing.".into()),
-        }
+/// The host packet as the guest SDK's packet: what a native adapter of the
+/// same verifier source does before calling it.
+fn sdk_packet(p: &CheckPacket) -> verdict_guest::Packet {
+    use verdict_guest::{Effect as E, Observation as O, Outcome as X, OutcomeStatus as S};
+    let mut packet = verdict_guest::Packet::new(p.execution_id.clone());
+    packet.iteration = p.iteration;
+    packet.output_text = p.output_text.clone();
+    packet.output_truncated = p.output_truncated;
+    packet.observed_tool_calls = p.observed_tool_calls;
+    packet.observations_truncated = p.observations_truncated;
+    packet.observations = p
+        .observations
+        .iter()
+        .map(|o| {
+            let effect = match o.effect {
+                verdict_policy::Effect::Read => E::Read,
+                verdict_policy::Effect::Write => E::Write,
+                verdict_policy::Effect::Unknown => E::Unknown,
+            };
+            let mut obs = O::new(o.tool_name.clone(), o.call_id.clone(), effect);
+            obs.outcome = o.outcome.as_ref().map(|x| X {
+                status: match x.status {
+                    OutcomeStatus::Succeeded => S::Succeeded,
+                    OutcomeStatus::Failed => S::Failed,
+                    OutcomeStatus::NotStarted => S::NotStarted,
+                    OutcomeStatus::Unknown => S::Unknown,
+                },
+                failure: None,
+                executed: x.executed,
+                result_fingerprint: x.result_fingerprint.clone(),
+            });
+            obs
+        })
+        .collect();
+    packet
+}
+
+/// The `artifact-ready` sample's own logic (its rlib), run natively.
+fn native_check(packet: &CheckPacket, store: &verdict_guest::MemoryArtifacts) -> Verdict {
+    use verdict_guest::Verifier as _;
+    let v = artifact_ready::ArtifactReady.check(&sdk_packet(packet), store);
+    Verdict {
+        complete: v.complete,
+        reason: v.reason,
+        feedback: v.feedback,
     }
 }
 
@@ -55,8 +78,7 @@ fn child_main() {
     let Ok(packet) = serde_json::from_str::<CheckPacket>(&input) else {
         std::process::exit(2);
     };
-    let store = MemoryStore::new();
-    let _ = store.insert("A42", A42.to_vec());
+    let store = verdict_guest::MemoryArtifacts::new().with("A42", A42);
     let verdict = native_check(&packet, &store);
     let out = serde_json::to_string(&verdict).unwrap_or_default();
     let _ = std::io::stdout().write_all(out.as_bytes());
@@ -103,8 +125,12 @@ fn tenant() -> Tenant {
 }
 
 fn host(pooling: bool, cache: Option<std::path::PathBuf>) -> VerifierHost {
-    VerifierHost::new(HostConfig { pooling, cache_dir: cache, ..HostConfig::default() })
-        .unwrap_or_else(|e| panic!("host: {e}"))
+    VerifierHost::new(HostConfig {
+        pooling,
+        cache_dir: cache,
+        ..HostConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("host: {e}"))
 }
 
 fn main() {
@@ -123,33 +149,59 @@ fn main() {
         let host = host(pooling, None);
         let (verifier, _) = host.load_bytes(&wasm).unwrap_or_else(|e| panic!("{e}"));
         for (name, packet) in [("small", &small), ("max", &large)] {
-            let stats = measure(3000, timed(|| {
-                let v = verifier.check(&tenant, packet, None).result;
-                assert!(v.is_ok_and(|v| v.complete));
-            }));
+            let stats = measure(
+                3000,
+                timed(|| {
+                    let v = verifier.check(&tenant, packet, None).result;
+                    assert!(v.is_ok_and(|v| v.complete));
+                }),
+            );
             let alloc = if pooling { "pooling" } else { "on-demand" };
-            rows.push((format!("(a) wasm, fresh store per check, {alloc}, {name} packet"), stats));
+            rows.push((
+                format!("(a) wasm, fresh store per check, {alloc}, {name} packet"),
+                stats,
+            ));
         }
     }
 
-    // (b) native closure, direct and with JSON in/out.
-    let store = MemoryStore::new();
-    let _ = store.insert("A42", A42.to_vec());
+    // (b) the same logic as a native closure: the logic alone on a prebuilt
+    // SDK packet, with the packet conversion, and with JSON in/out.
+    let store = verdict_guest::MemoryArtifacts::new().with("A42", A42);
     let closure = |p: &CheckPacket| native_check(p, &store);
     for (name, packet) in [("small", &small), ("max", &large)] {
+        let prebuilt = sdk_packet(packet);
         rows.push((
-            format!("(b) native closure, {name} packet"),
-            measure(20000, timed(|| assert!(closure(std::hint::black_box(packet)).complete))),
+            format!("(b) native closure, logic only, {name} packet"),
+            measure(
+                20000,
+                timed(|| {
+                    use verdict_guest::Verifier as _;
+                    let v = artifact_ready::ArtifactReady
+                        .check(std::hint::black_box(&prebuilt), &store);
+                    assert!(v.complete);
+                }),
+            ),
+        ));
+        rows.push((
+            format!("(b) native closure, with packet conversion, {name} packet"),
+            measure(
+                20000,
+                timed(|| assert!(closure(std::hint::black_box(packet)).complete)),
+            ),
         ));
         rows.push((
             format!("(b) native closure, JSON in/out, {name} packet"),
-            measure(5000, timed(|| {
-                let json = serde_json::to_vec(packet).unwrap_or_default();
-                let p: CheckPacket = serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{e}"));
-                let v = closure(&p);
-                let out = serde_json::to_vec(&v).unwrap_or_default();
-                assert!(!out.is_empty() && v.complete);
-            })),
+            measure(
+                5000,
+                timed(|| {
+                    let json = serde_json::to_vec(packet).unwrap_or_default();
+                    let p: CheckPacket =
+                        serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{e}"));
+                    let v = closure(&p);
+                    let out = serde_json::to_vec(&v).unwrap_or_default();
+                    assert!(!out.is_empty() && v.complete);
+                }),
+            ),
         ));
     }
 
@@ -159,20 +211,24 @@ fn main() {
         let json = serde_json::to_vec(packet).unwrap_or_default();
         rows.push((
             format!("(c) native process per check, {name} packet"),
-            measure(200, timed(|| {
-                let mut child = Command::new(&exe)
-                    .env(CHILD_ENV, "1")
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .spawn()
-                    .unwrap_or_else(|e| panic!("{e}"));
-                if let Some(mut stdin) = child.stdin.take() {
-                    let _ = stdin.write_all(&json);
-                }
-                let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
-                let v: Verdict = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
-                assert!(v.complete);
-            })),
+            measure(
+                200,
+                timed(|| {
+                    let mut child = Command::new(&exe)
+                        .env(CHILD_ENV, "1")
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .spawn()
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    if let Some(mut stdin) = child.stdin.take() {
+                        let _ = stdin.write_all(&json);
+                    }
+                    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+                    let v: Verdict =
+                        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+                    assert!(v.complete);
+                }),
+            ),
         ));
     }
 
@@ -180,24 +236,34 @@ fn main() {
     let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     rows.push((
         "(d) load: compile (no cache)".into(),
-        measure(10, timed(|| {
-            let h = host(false, None);
-            assert!(h.load_bytes(&wasm).is_ok());
-        })),
+        measure(
+            10,
+            timed(|| {
+                let h = host(false, None);
+                assert!(h.load_bytes(&wasm).is_ok());
+            }),
+        ),
     ));
     let cached_host = host(false, Some(cache.path().to_owned()));
     let _ = cached_host.load_bytes(&wasm);
     rows.push((
         "(d) load: from compile cache".into(),
-        measure(200, timed(|| {
-            let (_, source) = cached_host.load_bytes(&wasm).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(source, verdict_sandbox::LoadSource::Cache);
-        })),
+        measure(
+            200,
+            timed(|| {
+                let (_, source) = cached_host
+                    .load_bytes(&wasm)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(source, verdict_sandbox::LoadSource::Cache);
+            }),
+        ),
     ));
 
     // (e) preemption overshoot past a 10 ms deadline.
     let host = host(true, None);
-    let spin = host.load_file(guests::HOSTILE_SPIN).unwrap_or_else(|e| panic!("{e}"));
+    let spin = host
+        .load_file(guests::HOSTILE_SPIN)
+        .unwrap_or_else(|e| panic!("{e}"));
     let spin_tenant = tenant.clone().with_limits(Limits {
         fuel: u64::MAX / 2,
         timeout_ms: 10,
@@ -218,20 +284,36 @@ fn main() {
     for (name, s) in &rows {
         println!("| {name} | {} | {} |", fmt(s.p50), fmt(s.p99));
     }
-    let get = |prefix: &str| rows.iter().find(|(n, _)| n.starts_with(prefix)).map(|(_, s)| s.p50);
+    let get = |prefix: &str| {
+        rows.iter()
+            .find(|(n, _)| n.starts_with(prefix))
+            .map(|(_, s)| s.p50)
+    };
     if let (Some(a), Some(c)) = (
         get("(a) wasm, fresh store per check, pooling, small"),
         get("(c) native process per check, small"),
     ) {
-        println!("\nratio (c)/(a) small packet p50: {:.0}x", c.as_secs_f64() / a.as_secs_f64());
+        println!(
+            "\nratio (c)/(a) small packet p50: {:.0}x",
+            c.as_secs_f64() / a.as_secs_f64()
+        );
     }
     if let (Some(a), Some(c)) = (
         get("(a) wasm, fresh store per check, pooling, max"),
         get("(c) native process per check, max"),
     ) {
-        println!("ratio (c)/(a) max packet p50: {:.0}x", c.as_secs_f64() / a.as_secs_f64());
+        println!(
+            "ratio (c)/(a) max packet p50: {:.0}x",
+            c.as_secs_f64() / a.as_secs_f64()
+        );
     }
-    if let (Some(compile), Some(cached)) = (get("(d) load: compile"), get("(d) load: from compile cache")) {
-        println!("ratio compile/cached load p50: {:.0}x", compile.as_secs_f64() / cached.as_secs_f64());
+    if let (Some(compile), Some(cached)) = (
+        get("(d) load: compile"),
+        get("(d) load: from compile cache"),
+    ) {
+        println!(
+            "ratio compile/cached load p50: {:.0}x",
+            compile.as_secs_f64() / cached.as_secs_f64()
+        );
     }
 }

@@ -144,7 +144,10 @@ mod tests {
         assert_eq!(wit.output_text.chars().count(), MAX_OUTPUT_CHARS);
         assert!(wit.output_truncated);
         assert_eq!(wit.observations.len(), MAX_OBSERVATIONS);
-        assert_eq!(wit.observations[0].call_id, "50", "the most recent are kept");
+        assert_eq!(
+            wit.observations[0].call_id, "50",
+            "the most recent are kept"
+        );
         assert!(wit.observations_truncated);
         assert_eq!(wit.observed_tool_calls, 150);
     }
@@ -158,7 +161,13 @@ mod tests {
 
     #[test]
     fn escaped_bound_is_an_upper_bound_of_the_json_size() {
-        for text in ["", "plain", "\"\\\n\u{1}", &"\u{1}".repeat(70_000), &"a".repeat(70_000)] {
+        for text in [
+            "",
+            "plain",
+            "\"\\\n\u{1}",
+            &"\u{1}".repeat(70_000),
+            &"a".repeat(70_000),
+        ] {
             let json = serde_json::to_string(text).unwrap();
             assert!(escaped_bound(text) >= json.len(), "{}", text.len());
         }
