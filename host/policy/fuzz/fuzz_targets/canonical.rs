@@ -1,5 +1,6 @@
-//! Canonicalization never panics, is idempotent, and the fingerprint is the
-//! SHA-256 of the canonical bytes.
+//! Canonicalization never panics, is idempotent, agrees with an independent
+//! RFC 8785 implementation, and the fingerprint is the SHA-256 of the
+//! canonical bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,6 +17,8 @@ fuzz_target!(|data: &[u8]| {
         (Ok(bytes), Ok(fingerprint)) => {
             assert!(bytes.len() <= verdict_policy::canonical::MAX_FINGERPRINT_INPUT_BYTES);
             assert_eq!(fingerprint.as_str(), hex::encode(Sha256::digest(&bytes)));
+            let oracle = serde_json_canonicalizer::to_vec(&value).expect("oracle canonicalizes");
+            assert_eq!(bytes, oracle, "differs from serde_json_canonicalizer");
             let again: serde_json::Value =
                 serde_json::from_slice(&bytes).expect("canonical JSON parses");
             assert_eq!(canonical_json(&again).expect("canonical again"), bytes);
