@@ -1,0 +1,131 @@
+//! One response's tool calls as a batch: hooks, admission, execution and
+//! observation, with results in call order.
+//!
+//! Every call is prepared (before-tool hooks) first. Then calls are
+//! dispatched in groups: consecutive reads run concurrently; a write or
+//! unknown effect runs alone, in order, so a later call is admitted only
+//! after an earlier action settled. With a policy, each call is admitted
+//! (with the arguments that will actually run) just before its group runs,
+//! and observed once it settles. A policy stop or cancellation leaves the
+//! remaining calls not started, each still answered so the tool-call/result
+//! protocol stays whole.
+
+use futures::future::join_all;
+use tokio_util::sync::CancellationToken;
+use verdict_policy::{Admission, Decision, Effect, StopReason};
+use verdict_providers::ToolCall;
+
+use super::managed::Managed;
+use crate::tools::{Prepared, SettledCall, ToolManager};
+
+/// The result text of a call the execution stopped before.
+pub(crate) const NOT_RUN_STOPPED: &str = "Not run: the host stopped this execution.";
+/// The result text of a call cancelled before it started.
+pub(crate) const NOT_RUN_CANCELLED: &str = "Not run: the execution was cancelled.";
+
+/// The settled batch.
+pub(crate) struct Batch {
+    /// One per call, in call order.
+    pub settled: Vec<SettledCall>,
+    /// Set when the policy stopped the execution.
+    pub stop: Option<StopReason>,
+}
+
+/// Runs `calls` as one batch.
+pub(crate) async fn run_batch(
+    tools: &ToolManager,
+    calls: &[ToolCall],
+    mut managed: Option<&mut Managed>,
+    cancel: &CancellationToken,
+) -> Batch {
+    let prepared: Vec<Prepared> = calls.iter().map(|c| tools.prepare(c)).collect();
+    let mut settled: Vec<Option<SettledCall>> = vec![None; calls.len()];
+    let mut stop = None;
+    let mut next = 0;
+    while next < prepared.len() && stop.is_none() && !cancel.is_cancelled() {
+        let mut group = Vec::new();
+        while let Some(item) = prepared.get(next) {
+            let effect = item.effect();
+            let (call, tool) = match item {
+                Prepared::Skipped(skip) => {
+                    settled[next] = Some(skip.clone());
+                    next += 1;
+                    continue;
+                }
+                Prepared::Ready { call, tool } => (call, tool),
+            };
+            if effect != Effect::Read && !group.is_empty() {
+                break;
+            }
+            let admission = match managed.as_deref_mut() {
+                Some(m) => m.admit(call, effect),
+                None => Admission::Run,
+            };
+            match admission {
+                Admission::Run => group.push((next, call.clone(), tool.clone())),
+                Admission::Skip { feedback } => {
+                    settled[next] = Some(SettledCall::not_started(call.clone(), effect, feedback));
+                }
+                Admission::Stop { reason } => {
+                    stop = Some(reason);
+                    break;
+                }
+            }
+            next += 1;
+            if effect != Effect::Read {
+                break;
+            }
+        }
+        if stop.is_some() {
+            // Admitted but not dispatched: release the admissions.
+            for (index, call, tool) in group {
+                let effect = tool.as_ref().map_or(Effect::Unknown, |t| t.effect());
+                let skip = SettledCall::not_started(call, effect, NOT_RUN_STOPPED);
+                if let Some(m) = managed.as_deref_mut() {
+                    m.observe(&skip);
+                }
+                settled[index] = Some(skip);
+            }
+            break;
+        }
+        let indices: Vec<usize> = group.iter().map(|(i, _, _)| *i).collect();
+        let results = join_all(
+            group
+                .into_iter()
+                .map(|(_, call, tool)| tools.execute(call, tool, cancel)),
+        )
+        .await;
+        for (index, result) in indices.into_iter().zip(results) {
+            if let Some(m) = managed.as_deref_mut()
+                && let Decision::Stop { reason } = m.observe(&result)
+            {
+                stop.get_or_insert(reason);
+            }
+            settled[index] = Some(result);
+        }
+    }
+    let leftover = if stop.is_some() {
+        NOT_RUN_STOPPED
+    } else {
+        NOT_RUN_CANCELLED
+    };
+    let settled: Vec<SettledCall> = settled
+        .into_iter()
+        .zip(prepared)
+        .map(|(done, prepared)| {
+            done.unwrap_or_else(|| {
+                let effect = prepared.effect();
+                match prepared {
+                    Prepared::Skipped(skip) => skip,
+                    Prepared::Ready { call, .. } => {
+                        SettledCall::not_started(call, effect, leftover)
+                    }
+                }
+            })
+        })
+        .collect();
+    for call in &settled {
+        tools.after(call);
+    }
+    Batch { settled, stop }
+}

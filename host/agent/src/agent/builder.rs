@@ -1,0 +1,151 @@
+//! `AgentBuilder`.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use verdict_policy::LoopPolicy;
+use verdict_providers::Model;
+
+use super::registry::ConnectorRegistry;
+use super::{Agent, DEFAULT_MAX_ITERATIONS, Inner, State};
+use crate::error::BuildError;
+use crate::hooks::Hooks;
+use crate::host::{HostContext, StaticHost};
+use crate::tools::{PermissionPolicy, Tool, ToolManager};
+
+/// Builds an [`Agent`].
+#[derive(Default)]
+pub struct AgentBuilder {
+    model: Option<Arc<dyn Model>>,
+    connector_error: Option<BuildError>,
+    model_name: String,
+    instructions: Option<String>,
+    max_tokens: Option<u32>,
+    max_iterations: Option<u32>,
+    tools: Vec<Tool>,
+    permissions: PermissionPolicy,
+    hooks: Hooks,
+    policy: Option<LoopPolicy>,
+    host: Option<Arc<dyn HostContext>>,
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("model_name", &self.model_name)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// Uses the connector named `name` from `registry`.
+    pub fn connector(mut self, registry: &ConnectorRegistry, name: &str) -> Self {
+        match registry.get(name) {
+            Some(model) => self.model = Some(model),
+            None => self.connector_error = Some(BuildError::UnknownConnector(name.to_owned())),
+        }
+        self
+    }
+
+    /// Uses `model` directly.
+    pub fn model(mut self, model: Arc<dyn Model>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// The provider's model id sent with every request.
+    pub fn model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = name.into();
+        self
+    }
+
+    /// System instructions.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Upper bound on generated tokens per call.
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Model turns per run (default [`DEFAULT_MAX_ITERATIONS`]).
+    pub fn max_iterations(mut self, max_iterations: u32) -> Self {
+        self.max_iterations = Some(max_iterations);
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Sets the permission policy.
+    pub fn permissions(mut self, permissions: PermissionPolicy) -> Self {
+        self.permissions = permissions;
+        self
+    }
+
+    /// Sets the before/after tool hooks.
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// The default loop policy of every run (validated at build).
+    pub fn loop_policy(mut self, policy: LoopPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The host context checks capture (default: an empty fixed scope).
+    pub fn host(mut self, host: Arc<dyn HostContext>) -> Self {
+        self.host = Some(host);
+        self
+    }
+
+    /// Builds the agent.
+    pub fn build(self) -> Result<Agent, BuildError> {
+        if let Some(error) = self.connector_error {
+            return Err(error);
+        }
+        let model = self.model.ok_or(BuildError::NoModel)?;
+        let max_iterations = self.max_iterations.unwrap_or(DEFAULT_MAX_ITERATIONS);
+        if max_iterations == 0 {
+            return Err(BuildError::ZeroIterations);
+        }
+        if let Some(policy) = &self.policy {
+            policy.validate()?;
+        }
+        let mut tools = ToolManager::new();
+        for tool in self.tools {
+            tools.register(tool)?;
+        }
+        tools.set_permissions(self.permissions);
+        tools.set_hooks(self.hooks);
+        Ok(Agent {
+            inner: Arc::new(Inner {
+                id: Agent::new_id(),
+                model,
+                model_name: self.model_name,
+                instructions: self.instructions,
+                max_tokens: self.max_tokens,
+                max_iterations,
+                tools,
+                policy: self.policy,
+                host: self.host.unwrap_or_else(|| Arc::new(StaticHost::default())),
+                lease: Arc::new(AtomicBool::new(false)),
+                diagnostics: Arc::new(Mutex::new(None)),
+                state: Mutex::new(State {
+                    conversation: Vec::new(),
+                    conversation_generation: 0,
+                    executions: 0,
+                }),
+            }),
+        })
+    }
+}

@@ -1,0 +1,253 @@
+//! The managed side of a run: one [`PolicyExecution`], its checkers, and
+//! the view the stale-view guard compares. The only place the loop talks to
+//! the policy engine, so `run` (and any future `stream`) share one decision
+//! path.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use verdict_policy::{
+    Admission, BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckView, CheckerError,
+    Decision, ExecutionIdentity, FinalDecision, LoopDiagnostics, PolicyExecution, StopReason,
+    ToolCallRequest, Turn, Verdict,
+};
+use verdict_providers::ToolCall;
+
+use crate::host::HostContext;
+use crate::tools::SettledCall;
+
+/// How many times a check restarts because the host scope changed before
+/// it gives up with a checker error.
+const MAX_SCOPE_RESTARTS: u32 = 4;
+
+/// The diagnostics slot an agent exposes through `loop_diagnostics()`.
+pub(crate) type DiagnosticsSlot = Arc<Mutex<Option<LoopDiagnostics>>>;
+
+/// What to do with a final candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FinalOutcome {
+    /// Return it.
+    Accept,
+    /// Take another turn (the feedback comes with it).
+    Continue,
+    /// The execution ended.
+    Stop(StopReason),
+}
+
+/// Who the execution belongs to.
+pub(crate) struct Identity {
+    pub owner: String,
+    pub conversation: String,
+}
+
+/// One managed policy execution.
+pub(crate) struct Managed {
+    exec: PolicyExecution,
+    host: Arc<dyn HostContext>,
+    identity: Identity,
+    checker_timeout: Duration,
+    slot: DiagnosticsSlot,
+}
+
+/// A checker's answer.
+enum Answer {
+    Verdict(Result<Verdict, CheckerError>),
+    Key(Result<String, CheckerError>),
+}
+
+impl Managed {
+    pub(crate) fn new(
+        exec: PolicyExecution,
+        host: Arc<dyn HostContext>,
+        identity: Identity,
+        checker_timeout: Duration,
+        slot: DiagnosticsSlot,
+    ) -> Self {
+        let managed = Self {
+            exec,
+            host,
+            identity,
+            checker_timeout,
+            slot,
+        };
+        managed.publish();
+        managed
+    }
+
+    /// A detached snapshot of the diagnostics.
+    pub(crate) fn diagnostics(&self) -> LoopDiagnostics {
+        self.exec.diagnostics()
+    }
+
+    /// Copies the diagnostics into the agent's slot.
+    fn publish(&self) {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        *slot = Some(self.exec.diagnostics());
+    }
+
+    fn view(&self, kind: CheckKind) -> CheckView {
+        let plugin = match kind {
+            CheckKind::Completion => self.exec.completion_checker().map(|c| c.identity()),
+            CheckKind::Progress => self.exec.progress_checker().map(|c| c.identity()),
+        };
+        CheckView {
+            scope: self.host.scope(),
+            identity: ExecutionIdentity {
+                task_generation: self.host.task_generation(),
+                plugin: plugin.unwrap_or_default(),
+                owner: self.identity.owner.clone(),
+                conversation: self.identity.conversation.clone(),
+            },
+        }
+    }
+
+    /// Before a model call.
+    pub(crate) fn begin_turn(&mut self) -> Turn {
+        let turn = self.exec.begin_turn();
+        self.publish();
+        turn
+    }
+
+    /// Before a tool dispatch, with the arguments that will run.
+    pub(crate) fn admit(&mut self, call: &ToolCall, effect: verdict_policy::Effect) -> Admission {
+        let admission = self.exec.admit(&ToolCallRequest {
+            call_id: &call.id,
+            tool_name: &call.name,
+            effect,
+            arguments: &call.arguments,
+        });
+        self.publish();
+        admission
+    }
+
+    /// After an admitted call settled.
+    pub(crate) fn observe(&mut self, settled: &SettledCall) -> Decision {
+        let decision = self.exec.observe(
+            &settled.call.id,
+            Some(settled.policy_outcome()),
+            settled.value(),
+        );
+        self.publish();
+        decision
+    }
+
+    /// After a tool batch: samples the progress key when configured.
+    pub(crate) async fn after_batch(&mut self, cancel: &CancellationToken) -> Option<StopReason> {
+        let view = self.view(CheckKind::Progress);
+        let decision = match self.exec.after_batch(&view, None) {
+            BatchDecision::Continue => CheckDecision::Continue,
+            BatchDecision::Stop { reason } => CheckDecision::Stop { reason },
+            BatchDecision::SampleProgress(request) => self.settle(request, view, cancel).await,
+        };
+        self.publish();
+        match decision {
+            CheckDecision::Stop { reason } => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// On a final candidate: runs the completion check when configured.
+    pub(crate) async fn final_candidate(
+        &mut self,
+        output: &str,
+        cancel: &CancellationToken,
+    ) -> FinalOutcome {
+        let view = self.view(CheckKind::Completion);
+        let outcome = match self.exec.final_candidate(output, &view, None) {
+            FinalDecision::Answer => FinalOutcome::Accept,
+            FinalDecision::Stop { reason } => FinalOutcome::Stop(reason),
+            FinalDecision::Check(request) => match self.settle(request, view, cancel).await {
+                CheckDecision::Complete => FinalOutcome::Accept,
+                CheckDecision::Stop { reason } => FinalOutcome::Stop(reason),
+                CheckDecision::Continue | CheckDecision::Ignored | CheckDecision::Restart(_) => {
+                    FinalOutcome::Continue
+                }
+            },
+        };
+        self.publish();
+        outcome
+    }
+
+    /// Runs a requested check until the engine decides (restarting under a
+    /// changed host scope a bounded number of times).
+    async fn settle(
+        &mut self,
+        mut request: CheckRequest,
+        mut requested_under: CheckView,
+        cancel: &CancellationToken,
+    ) -> CheckDecision {
+        let mut restarts = 0;
+        loop {
+            let kind = request.ticket.kind;
+            let answer = self.run_checker(&request, cancel).await;
+            let view = if restarts < MAX_SCOPE_RESTARTS {
+                self.view(kind)
+            } else {
+                // Give up: answer under the view the check was asked with,
+                // so the engine records the checker error.
+                requested_under.clone()
+            };
+            let answer = if restarts < MAX_SCOPE_RESTARTS {
+                answer
+            } else {
+                failed(kind, "the host scope kept changing during the check")
+            };
+            let decision = match answer {
+                Answer::Verdict(result) => {
+                    self.exec.completion_verdict(request.ticket, &view, result)
+                }
+                Answer::Key(result) => self.exec.progress_key(request.ticket, &view, result),
+            };
+            match decision {
+                CheckDecision::Restart(next) => {
+                    restarts += 1;
+                    request = next;
+                    requested_under = view;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Runs the captured checker on a blocking thread, within the checker
+    /// deadline and the run's cancellation.
+    async fn run_checker(&self, request: &CheckRequest, cancel: &CancellationToken) -> Answer {
+        let kind = request.ticket.kind;
+        let packet = request.packet.clone();
+        let task = match kind {
+            CheckKind::Completion => match self.exec.completion_checker() {
+                Some(checker) => {
+                    tokio::task::spawn_blocking(move || Answer::Verdict(checker.check(&packet)))
+                }
+                None => return failed(kind, "no completion checker"),
+            },
+            CheckKind::Progress => match self.exec.progress_checker() {
+                Some(checker) => {
+                    tokio::task::spawn_blocking(move || Answer::Key(checker.progress_key(&packet)))
+                }
+                None => return failed(kind, "no progress checker"),
+            },
+        };
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => error(kind, CheckerError::Cancelled),
+            joined = tokio::time::timeout(self.checker_timeout, task) => match joined {
+                Err(_) => error(kind, CheckerError::Timeout),
+                Ok(Err(_join)) => failed(kind, "the checker panicked"),
+                Ok(Ok(answer)) => answer,
+            },
+        }
+    }
+}
+
+fn error(kind: CheckKind, error: CheckerError) -> Answer {
+    match kind {
+        CheckKind::Completion => Answer::Verdict(Err(error)),
+        CheckKind::Progress => Answer::Key(Err(error)),
+    }
+}
+
+fn failed(kind: CheckKind, message: &str) -> Answer {
+    error(kind, CheckerError::Failed(message.to_owned()))
+}

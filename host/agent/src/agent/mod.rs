@@ -1,0 +1,128 @@
+//! The agent: a model, tools and a default loop policy, run as a managed
+//! loop ([`Agent::run`]).
+
+mod batch;
+mod builder;
+mod lease;
+mod managed;
+mod options;
+mod registry;
+mod response;
+mod run;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use verdict_policy::{LoopDiagnostics, LoopPolicy};
+use verdict_providers::{Message, Model};
+
+pub use builder::AgentBuilder;
+pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
+pub use registry::ConnectorRegistry;
+pub use response::{AgentResponse, RunStatus};
+
+use crate::host::HostContext;
+use crate::tools::ToolManager;
+use managed::DiagnosticsSlot;
+
+/// Numbers agents within the process (owner identities).
+static NEXT_AGENT: AtomicU64 = AtomicU64::new(1);
+
+/// The default `max_iterations`.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 10;
+
+/// An agent. Cheap to clone; clones share the conversation, the lease and
+/// the diagnostics.
+#[derive(Clone)]
+pub struct Agent {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: String,
+    model: Arc<dyn Model>,
+    model_name: String,
+    instructions: Option<String>,
+    max_tokens: Option<u32>,
+    max_iterations: u32,
+    tools: ToolManager,
+    policy: Option<LoopPolicy>,
+    host: Arc<dyn HostContext>,
+    lease: Arc<AtomicBool>,
+    diagnostics: DiagnosticsSlot,
+    state: Mutex<State>,
+}
+
+struct State {
+    conversation: Vec<Message>,
+    /// Changes whenever the conversation is replaced.
+    conversation_generation: u64,
+    executions: u64,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("id", &self.inner.id)
+            .field("model", &self.inner.model_name)
+            .field("max_iterations", &self.inner.max_iterations)
+            .field("tools", &self.inner.tools.definitions().len())
+            .field("policy", &self.inner.policy.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// Starts building an agent.
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder::default()
+    }
+
+    /// A detached snapshot of the active or latest managed policy
+    /// execution; `None` before any, and after a run without a policy.
+    pub fn loop_diagnostics(&self) -> Option<LoopDiagnostics> {
+        self.inner
+            .diagnostics
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The conversation so far (user input, model turns, tool results,
+    /// host feedback).
+    pub fn conversation(&self) -> Vec<Message> {
+        self.state().conversation.clone()
+    }
+
+    /// The conversation as JSON. No policy or checker is ever stored in it.
+    pub fn save_conversation(&self) -> String {
+        // Messages are plain data with string keys: serialization cannot fail.
+        serde_json::to_string(&self.state().conversation).unwrap_or_else(|_| "[]".to_owned())
+    }
+
+    /// Replaces the conversation with one saved by
+    /// [`Agent::save_conversation`]. It never installs a policy or checker;
+    /// the agent keeps its own.
+    pub fn load_conversation(&self, json: &str) -> Result<(), serde_json::Error> {
+        let messages: Vec<Message> = serde_json::from_str(json)?;
+        let mut state = self.state();
+        state.conversation = messages;
+        state.conversation_generation += 1;
+        Ok(())
+    }
+
+    /// Empties the conversation.
+    pub fn clear_conversation(&self) {
+        let mut state = self.state();
+        state.conversation.clear();
+        state.conversation_generation += 1;
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn new_id() -> String {
+        format!("agent-{}", NEXT_AGENT.fetch_add(1, Ordering::Relaxed))
+    }
+}

@@ -1,0 +1,135 @@
+//! Per-run options: the policy choice, the model-call budget, cancellation.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use verdict_policy::LoopPolicy;
+use verdict_providers::{AttemptHook, ProviderError};
+
+/// The policy of one run.
+#[derive(Debug, Clone, Default)]
+pub enum PolicyChoice {
+    /// Use the agent's default policy (none if it has none).
+    #[default]
+    Inherit,
+    /// Use this policy instead of the agent's.
+    Replace(LoopPolicy),
+    /// Run without a policy, even if the agent has one.
+    Disabled,
+}
+
+/// A model-call budget counting every attempt (retries, empty-response
+/// retries, repairs and wrap-ups alike). Clones share the count, so one
+/// budget can span several runs.
+#[derive(Debug, Clone)]
+pub struct CallBudget {
+    max_calls: u32,
+    used: Arc<AtomicU32>,
+}
+
+/// The reason an attempt is refused when the budget is spent.
+pub(crate) const BUDGET_SPENT: &str = "model-call budget spent";
+
+impl CallBudget {
+    /// A budget of `max_calls` attempts.
+    pub fn new(max_calls: u32) -> Self {
+        Self {
+            max_calls,
+            used: Arc::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// The budget.
+    pub fn max_calls(&self) -> u32 {
+        self.max_calls
+    }
+
+    /// Attempts made so far.
+    pub fn used(&self) -> u32 {
+        self.used.load(Ordering::SeqCst).min(self.max_calls)
+    }
+
+    /// True when no attempt is left.
+    pub fn is_spent(&self) -> bool {
+        self.used() >= self.max_calls
+    }
+
+    /// The hook that counts attempts and refuses one past the budget.
+    pub(crate) fn hook(&self) -> AttemptHook {
+        let budget = self.clone();
+        Arc::new(move |_attempt| {
+            let taken = budget
+                .used
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                    (used < budget.max_calls).then_some(used + 1)
+                });
+            match taken {
+                Ok(_) => Ok(()),
+                Err(_) => Err(ProviderError::AttemptRefused {
+                    reason: BUDGET_SPENT.to_owned(),
+                }),
+            }
+        })
+    }
+}
+
+/// Options of one `run`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Inherit, replace or disable the loop policy.
+    pub policy: PolicyChoice,
+    /// The model-call budget, when the run has one.
+    pub budget: Option<CallBudget>,
+    /// Cancelling it ends the run with [`crate::AgentError::Cancelled`].
+    pub cancel: CancellationToken,
+    /// The deadline of each completion or progress check.
+    pub checker_timeout: Duration,
+}
+
+/// The default deadline of a completion or progress check.
+pub const DEFAULT_CHECKER_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            policy: PolicyChoice::Inherit,
+            budget: None,
+            cancel: CancellationToken::new(),
+            checker_timeout: DEFAULT_CHECKER_TIMEOUT,
+        }
+    }
+}
+
+impl RunOptions {
+    /// Replace the agent's policy for this run.
+    pub fn with_policy(mut self, policy: LoopPolicy) -> Self {
+        self.policy = PolicyChoice::Replace(policy);
+        self
+    }
+
+    /// Run without a policy.
+    pub fn without_policy(mut self) -> Self {
+        self.policy = PolicyChoice::Disabled;
+        self
+    }
+
+    /// Count model calls against `budget`.
+    pub fn with_budget(mut self, budget: CallBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Cancel the run with `cancel`.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Sets the deadline of each check.
+    pub fn with_checker_timeout(mut self, timeout: Duration) -> Self {
+        self.checker_timeout = timeout;
+        self
+    }
+}

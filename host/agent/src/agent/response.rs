@@ -1,0 +1,38 @@
+//! What a run returns.
+
+use serde::{Deserialize, Serialize};
+use verdict_policy::{LoopDiagnostics, StopReason};
+use verdict_providers::Usage;
+
+use crate::tools::SettledCall;
+
+/// How a run finished (the provider-level status; the host workflow status
+/// is in [`AgentResponse::r#loop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The model gave a final answer that was accepted.
+    Completed,
+    /// The iteration bound was reached (no extra model call was made).
+    MaxIterations,
+    /// The loop policy stopped the run.
+    Stopped(StopReason),
+}
+
+/// The result of [`crate::Agent::run`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentResponse {
+    /// The last text the model produced.
+    pub output_text: String,
+    /// Every tool call of the run, settled, in order.
+    pub tool_calls: Vec<SettledCall>,
+    /// Token usage summed over the run's model calls.
+    pub usage: Usage,
+    /// How the run finished.
+    pub status: RunStatus,
+    /// Model turns taken.
+    pub iterations: u32,
+    /// The policy execution's diagnostics, when the run had a policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#loop: Option<LoopDiagnostics>,
+}

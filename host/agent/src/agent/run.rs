@@ -1,0 +1,228 @@
+//! `Agent::run`: model call → tool calls → results → next call, with the
+//! loop policy (when configured) at every decision point.
+
+use verdict_policy::{PolicyExecution, StopReason, Turn};
+use verdict_providers::{CallContext, Message, ModelRequest, ProviderError, Usage};
+
+use super::Agent;
+use super::batch::run_batch;
+use super::lease::Lease;
+use super::managed::{FinalOutcome, Identity, Managed};
+use super::options::{BUDGET_SPENT, PolicyChoice, RunOptions};
+use super::response::{AgentResponse, RunStatus};
+use crate::error::AgentError;
+use crate::tools::SettledCall;
+
+/// What a run accumulates.
+struct Progress {
+    messages: Vec<Message>,
+    tool_calls: Vec<SettledCall>,
+    usage: Usage,
+    iterations: u32,
+    output: String,
+}
+
+impl Agent {
+    /// Runs the managed loop on `input`.
+    ///
+    /// Without a policy, the loop calls the model, runs the tool calls of
+    /// each response as a batch, sends the results back, and returns the
+    /// first answer without tool calls, or stops at `max_iterations`
+    /// without an extra call. With a policy the same loop also asks the
+    /// engine before every model call and tool dispatch, reports every
+    /// settled call, samples the progress key after every batch, checks
+    /// every final candidate, and appends host feedback as a labelled user
+    /// message after the tool results. On every return (errors included)
+    /// the settled conversation, tool results included, is committed to the
+    /// agent's conversation.
+    pub async fn run(
+        &self,
+        input: impl Into<String>,
+        options: RunOptions,
+    ) -> Result<AgentResponse, AgentError> {
+        let _lease = Lease::take(&self.inner.lease)?;
+        let inner = &self.inner;
+        let policy = match &options.policy {
+            PolicyChoice::Inherit => inner.policy.as_ref(),
+            PolicyChoice::Replace(policy) => Some(policy),
+            PolicyChoice::Disabled => None,
+        };
+        let (messages, generation, execution) = {
+            let mut state = self.state();
+            state.executions += 1;
+            (
+                state.conversation.clone(),
+                state.conversation_generation,
+                state.executions,
+            )
+        };
+        let mut managed = match policy {
+            Some(policy) => {
+                let exec = PolicyExecution::start(
+                    policy,
+                    format!("{}-exec-{execution}", inner.id),
+                    Some(inner.max_iterations),
+                )?;
+                let identity = Identity {
+                    owner: inner.id.clone(),
+                    conversation: format!("{}-conversation-{generation}", inner.id),
+                };
+                Some(Managed::new(
+                    exec,
+                    inner.host.clone(),
+                    identity,
+                    options.checker_timeout,
+                    inner.diagnostics.clone(),
+                ))
+            }
+            None => {
+                *inner.diagnostics.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                None
+            }
+        };
+        let mut progress = Progress {
+            messages,
+            tool_calls: Vec::new(),
+            usage: Usage::default(),
+            iterations: 0,
+            output: String::new(),
+        };
+        progress.messages.push(Message::user(input));
+        let status = self.drive(&mut progress, managed.as_mut(), &options).await;
+        self.state().conversation = progress.messages;
+        Ok(AgentResponse {
+            output_text: progress.output,
+            tool_calls: progress.tool_calls,
+            usage: progress.usage,
+            status: status?,
+            iterations: progress.iterations,
+            r#loop: managed.map(|m| m.diagnostics()),
+        })
+    }
+
+    async fn drive(
+        &self,
+        progress: &mut Progress,
+        mut managed: Option<&mut Managed>,
+        options: &RunOptions,
+    ) -> Result<RunStatus, AgentError> {
+        let inner = &self.inner;
+        let cancel = &options.cancel;
+        let ctx = CallContext {
+            cancel: cancel.clone(),
+            on_attempt: options.budget.as_ref().map(|b| b.hook()),
+        };
+        let tools = inner.tools.definitions();
+        loop {
+            if cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+            match managed.as_deref_mut() {
+                Some(m) => match m.begin_turn() {
+                    Turn::Stop { reason } => return Ok(status_for(reason)),
+                    Turn::Proceed { feedback } => {
+                        if let Some(text) = feedback {
+                            progress.messages.push(Message::user(text));
+                        }
+                    }
+                },
+                None if progress.iterations >= inner.max_iterations => {
+                    return Ok(RunStatus::MaxIterations);
+                }
+                None => {}
+            }
+            progress.iterations += 1;
+            let request = ModelRequest {
+                model: inner.model_name.clone(),
+                instructions: inner.instructions.clone(),
+                messages: progress.messages.clone(),
+                tools: tools.clone(),
+                tool_choice: Default::default(),
+                output_schema: None,
+                max_tokens: inner.max_tokens,
+            };
+            let response = inner
+                .model
+                .complete(&request, &ctx)
+                .await
+                .map_err(|e| provider_error(e, options))?;
+            add_usage(&mut progress.usage, &response.usage);
+            progress.messages.push(Message::from_response(&response));
+            let text = response.text.clone().unwrap_or_default();
+            if !text.is_empty() {
+                progress.output.clone_from(&text);
+            }
+            if response.tool_calls.is_empty() {
+                let Some(m) = managed.as_deref_mut() else {
+                    return Ok(RunStatus::Completed);
+                };
+                let outcome = m.final_candidate(&text, cancel).await;
+                if cancel.is_cancelled() {
+                    return Err(AgentError::Cancelled);
+                }
+                match outcome {
+                    FinalOutcome::Accept => return Ok(RunStatus::Completed),
+                    FinalOutcome::Continue => continue,
+                    FinalOutcome::Stop(reason) => return Ok(status_for(reason)),
+                }
+            }
+            let batch = run_batch(
+                &inner.tools,
+                &response.tool_calls,
+                managed.as_deref_mut(),
+                cancel,
+            )
+            .await;
+            progress.messages.extend(
+                batch
+                    .settled
+                    .iter()
+                    .map(|s| Message::ToolResult(s.to_result())),
+            );
+            progress.tool_calls.extend(batch.settled);
+            if cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+            if let Some(reason) = batch.stop {
+                return Ok(status_for(reason));
+            }
+            if let Some(m) = managed.as_deref_mut()
+                && let Some(reason) = m.after_batch(cancel).await
+            {
+                if cancel.is_cancelled() {
+                    return Err(AgentError::Cancelled);
+                }
+                return Ok(status_for(reason));
+            }
+        }
+    }
+}
+
+fn status_for(reason: StopReason) -> RunStatus {
+    match reason {
+        StopReason::Completed | StopReason::AnswerReturned => RunStatus::Completed,
+        StopReason::MaxIterations => RunStatus::MaxIterations,
+        other => RunStatus::Stopped(other),
+    }
+}
+
+fn provider_error(error: ProviderError, options: &RunOptions) -> AgentError {
+    match (&error, &options.budget) {
+        (ProviderError::AttemptRefused { reason }, Some(budget)) if reason == BUDGET_SPENT => {
+            AgentError::BudgetExhausted {
+                max_calls: budget.max_calls(),
+            }
+        }
+        (ProviderError::Cancelled, _) => AgentError::Cancelled,
+        _ => AgentError::Provider(error),
+    }
+}
+
+fn add_usage(total: &mut Usage, call: &Usage) {
+    total.input_tokens = total.input_tokens.saturating_add(call.input_tokens);
+    total.output_tokens = total.output_tokens.saturating_add(call.output_tokens);
+    total.cached_input_tokens = total
+        .cached_input_tokens
+        .saturating_add(call.cached_input_tokens);
+    total.reasoning_tokens = total.reasoning_tokens.saturating_add(call.reasoning_tokens);
+}

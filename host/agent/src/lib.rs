@@ -1,0 +1,42 @@
+//! The verdict managed agent loop.
+//!
+//! An [`Agent`] calls a model ([`verdict_providers::Model`]: an HTTP
+//! connector or a scripted fake), executes the tool calls of each response
+//! through a [`ToolManager`] (JSON Schema validation, permissions, hooks,
+//! deadlines, outcome normalization), and — when a loop policy is
+//! configured — drives a [`verdict_policy::PolicyExecution`] at every
+//! decision point: admission before each dispatch, observation after each
+//! settled call, a progress sample after each batch, and a completion check
+//! on each final candidate.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `agent/builder.rs` | [`AgentBuilder`] |
+//! | `agent/options.rs` | [`RunOptions`], [`PolicyChoice`], [`CallBudget`] |
+//! | `agent/run.rs` | the loop ([`Agent::run`]) |
+//! | `agent/batch.rs` | one response's tool calls: hooks, admission, execution, observation |
+//! | `agent/managed.rs` | the policy execution and its checkers (the one decision path) |
+//! | `agent/response.rs` | [`AgentResponse`], [`RunStatus`] |
+//! | `agent/registry.rs` | [`ConnectorRegistry`] |
+//! | `agent/lease.rs` | one execution at a time per agent |
+//! | `tools/` | [`Tool`], [`ToolManager`], permissions, outcomes and receipts |
+//! | `hooks.rs` | before-tool and after-tool hooks |
+//! | `host.rs` | [`HostContext`]: the scope a check captures |
+
+mod agent;
+mod error;
+pub mod hooks;
+mod host;
+pub mod tools;
+
+pub use agent::{
+    Agent, AgentBuilder, AgentResponse, CallBudget, ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT,
+    DEFAULT_MAX_ITERATIONS, PolicyChoice, RunOptions, RunStatus,
+};
+pub use error::{AgentError, BuildError};
+pub use hooks::{BeforeTool, Hooks};
+pub use host::{HostContext, StaticHost};
+pub use tools::{
+    ExecutionReceipt, PermissionPolicy, PermissionRule, SettledCall, Tool, ToolContext, ToolError,
+    ToolManager, ToolOutcome,
+};

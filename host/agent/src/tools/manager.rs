@@ -1,0 +1,193 @@
+//! `ToolManager`: the registry, preparation (hooks) and execution
+//! (validation, permission, deadline, cancellation, normalization).
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::FutureExt;
+use tokio_util::sync::CancellationToken;
+use verdict_policy::{Effect, FailureKind};
+use verdict_providers::{ToolCall, ToolDefinition};
+
+use super::outcome::{
+    ExecutionReceipt, SettledCall, ToolOutcome, result_fingerprint, sanitize_error,
+};
+use super::permission::PermissionPolicy;
+use super::tool::{Tool, ToolContext, ToolDefinitionError};
+use crate::hooks::Hooks;
+
+/// A call after its before-tool hooks.
+#[derive(Debug, Clone)]
+pub enum Prepared {
+    /// A hook skipped it: it never starts.
+    Skipped(SettledCall),
+    /// Ready for admission and execution.
+    Ready {
+        /// The call with the arguments that will run.
+        call: ToolCall,
+        /// The registered tool, `None` when the name is unknown.
+        tool: Option<Arc<Tool>>,
+    },
+}
+
+impl Prepared {
+    /// The declared effect (unknown for an unregistered tool).
+    pub fn effect(&self) -> Effect {
+        match self {
+            Self::Skipped(settled) => settled.effect,
+            Self::Ready { tool, .. } => tool.as_ref().map_or(Effect::Unknown, |t| t.effect),
+        }
+    }
+}
+
+/// Owns the tools, permissions and hooks.
+#[derive(Debug, Clone, Default)]
+pub struct ToolManager {
+    tools: Vec<Arc<Tool>>,
+    index: HashMap<String, usize>,
+    permissions: PermissionPolicy,
+    hooks: Hooks,
+}
+
+impl ToolManager {
+    /// An empty manager that allows every call.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a tool; names are unique.
+    pub fn register(&mut self, tool: Tool) -> Result<(), ToolDefinitionError> {
+        if self.index.contains_key(&tool.name) {
+            return Err(ToolDefinitionError::Duplicate(tool.name));
+        }
+        self.index.insert(tool.name.clone(), self.tools.len());
+        self.tools.push(Arc::new(tool));
+        Ok(())
+    }
+
+    /// Replaces the permission policy.
+    pub fn set_permissions(&mut self, permissions: PermissionPolicy) {
+        self.permissions = permissions;
+    }
+
+    /// Replaces the hooks.
+    pub fn set_hooks(&mut self, hooks: Hooks) {
+        self.hooks = hooks;
+    }
+
+    /// The definitions offered to the model, in registration order.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools.iter().map(|t| t.definition()).collect()
+    }
+
+    /// The registered tool named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.index.get(name).and_then(|&i| self.tools.get(i))
+    }
+
+    /// Runs the before-tool hooks on `call`.
+    pub fn prepare(&self, call: &ToolCall) -> Prepared {
+        let tool = self.get(&call.name).cloned();
+        let mut call = call.clone();
+        match self.hooks.run_before(&mut call) {
+            Ok(()) => Prepared::Ready { call, tool },
+            Err(message) => {
+                let effect = tool.as_ref().map_or(Effect::Unknown, |t| t.effect);
+                Prepared::Skipped(SettledCall::not_started(call, effect, message))
+            }
+        }
+    }
+
+    /// Runs the after-tool hooks on a settled call.
+    pub fn after(&self, settled: &SettledCall) {
+        self.hooks.run_after(settled);
+    }
+
+    /// Validates, checks permission and runs a prepared call within its
+    /// deadline; `cancel` ends it early. Argument and permission failures
+    /// never start the tool and carry no receipt.
+    pub async fn execute(
+        &self,
+        call: ToolCall,
+        tool: Option<Arc<Tool>>,
+        cancel: &CancellationToken,
+    ) -> SettledCall {
+        let Some(tool) = tool else {
+            let error = format!(
+                "no tool named `{}` is available",
+                sanitize_error(&call.name)
+            );
+            return failed(call, Effect::Unknown, FailureKind::Arguments, error);
+        };
+        if let Some(error) = tool.argument_error(&call.arguments) {
+            let error = format!("invalid arguments: {}", sanitize_error(&error));
+            return failed(call, tool.effect, FailureKind::Arguments, error);
+        }
+        if !self.permissions.allows(&call).await {
+            let error = format!("permission to run `{}` was denied", tool.name);
+            return failed(call, tool.effect, FailureKind::Permission, error);
+        }
+        if cancel.is_cancelled() {
+            return failed(
+                call,
+                tool.effect,
+                FailureKind::Cancelled,
+                "cancelled before it started".to_owned(),
+            );
+        }
+        let started = Instant::now();
+        let ctx = ToolContext {
+            call_id: call.id.clone(),
+            cancel: cancel.child_token(),
+        };
+        let run = AssertUnwindSafe((tool.run)(call.arguments.clone(), ctx)).catch_unwind();
+        let outcome = tokio::select! {
+            biased;
+            () = cancel.cancelled() => ToolOutcome::Failed {
+                kind: FailureKind::Cancelled,
+                error: "cancelled while running".to_owned(),
+            },
+            timed = tokio::time::timeout(tool.deadline, run) => match timed {
+                Err(_) => ToolOutcome::Failed {
+                    kind: FailureKind::Timeout,
+                    error: format!("exceeded its deadline of {:?}", tool.deadline),
+                },
+                Ok(Err(_panic)) => ToolOutcome::Unknown {
+                    error: "the tool panicked; whether it took effect is unknown".to_owned(),
+                },
+                Ok(Ok(Ok(value))) => ToolOutcome::Succeeded { value },
+                Ok(Ok(Err(error))) => ToolOutcome::Failed {
+                    kind: FailureKind::Execution,
+                    error: sanitize_error(&error.message),
+                },
+            },
+        };
+        let receipt = ExecutionReceipt {
+            call_id: call.id.clone(),
+            tool_name: tool.name.clone(),
+            effect: tool.effect,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            result_fingerprint: match &outcome {
+                ToolOutcome::Succeeded { value } => result_fingerprint(value),
+                _ => None,
+            },
+        };
+        SettledCall {
+            call,
+            effect: tool.effect,
+            outcome,
+            receipt: Some(receipt),
+        }
+    }
+}
+
+fn failed(call: ToolCall, effect: Effect, kind: FailureKind, error: String) -> SettledCall {
+    SettledCall {
+        call,
+        effect,
+        outcome: ToolOutcome::Failed { kind, error },
+        receipt: None,
+    }
+}

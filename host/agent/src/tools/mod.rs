@@ -1,0 +1,13 @@
+//! The tool manager: tool definitions with JSON Schema arguments, effects
+//! and deadlines; permissions; before/after hooks; execution; outcome
+//! normalization with execution receipts.
+
+mod manager;
+mod outcome;
+mod permission;
+mod tool;
+
+pub use manager::{Prepared, ToolManager};
+pub use outcome::{ExecutionReceipt, SettledCall, ToolOutcome, sanitize_error};
+pub use permission::{AskFn, PermissionPolicy, PermissionRule};
+pub use tool::{DEFAULT_DEADLINE, Tool, ToolContext, ToolDefinitionError, ToolError};

@@ -1,0 +1,172 @@
+//! One tool: name, JSON Schema for its arguments, declared effect, deadline
+//! and the async function that runs it.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use verdict_policy::Effect;
+use verdict_providers::ToolDefinition;
+
+/// The deadline a tool gets unless it declares one.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
+
+/// What a tool receives besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The provider's call id.
+    pub call_id: String,
+    /// Cancelled when the execution is cancelled; forward it into IO.
+    pub cancel: CancellationToken,
+}
+
+/// A tool's own error. Its message is shown to the model after
+/// sanitization ([`crate::tools::sanitize_error`]); keep secrets out of it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// What went wrong, for the model.
+    pub message: String,
+}
+
+impl ToolError {
+    /// A tool error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// A tool could not be defined.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolDefinitionError {
+    /// Tool names are 1 to 64 characters of `[A-Za-z0-9_-]`.
+    #[error("invalid tool name {0:?}: use 1-64 characters of A-Z, a-z, 0-9, _ and -")]
+    InvalidName(String),
+    /// A tool with this name is already registered.
+    #[error("a tool named {0} is already registered")]
+    Duplicate(String),
+    /// The argument schema does not compile.
+    #[error("tool {name}: invalid argument schema: {detail}")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// The validator's message.
+        detail: String,
+    },
+}
+
+type ToolFn =
+    Arc<dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+
+/// A tool the model may call.
+#[derive(Clone)]
+pub struct Tool {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) parameters: Value,
+    pub(crate) validator: Arc<jsonschema::Validator>,
+    pub(crate) effect: Effect,
+    pub(crate) deadline: Duration,
+    pub(crate) run: ToolFn,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("effect", &self.effect)
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// A tool named `name` whose arguments must match the JSON Schema
+    /// `parameters`, run by `run`. The effect defaults to
+    /// [`Effect::Unknown`] and the deadline to [`DEFAULT_DEADLINE`].
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        parameters: Value,
+        run: F,
+    ) -> Result<Self, ToolDefinitionError>
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let name = name.into();
+        let valid_name = (1..=64).contains(&name.len())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid_name {
+            return Err(ToolDefinitionError::InvalidName(name));
+        }
+        let validator = jsonschema::validator_for(&parameters).map_err(|e| {
+            ToolDefinitionError::InvalidSchema {
+                name: name.clone(),
+                detail: e.to_string(),
+            }
+        })?;
+        Ok(Self {
+            name,
+            description: None,
+            parameters,
+            validator: Arc::new(validator),
+            effect: Effect::Unknown,
+            deadline: DEFAULT_DEADLINE,
+            run: Arc::new(move |args, ctx| Box::pin(run(args, ctx))),
+        })
+    }
+
+    /// Sets the description shown to the model.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Declares the tool's effect. Declare [`Effect::Read`] only for actual
+    /// reads.
+    pub fn with_effect(mut self, effect: Effect) -> Self {
+        self.effect = effect;
+        self
+    }
+
+    /// Sets the execution deadline.
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The declared effect.
+    pub fn effect(&self) -> Effect {
+        self.effect
+    }
+
+    /// The definition offered to the model.
+    pub fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: self.parameters.clone(),
+        }
+    }
+
+    /// The first schema violation of `arguments`, if any.
+    pub(crate) fn argument_error(&self, arguments: &Value) -> Option<String> {
+        self.validator
+            .iter_errors(arguments)
+            .next()
+            .map(|e| format!("{} at `{}`", e, e.instance_path))
+    }
+}
