@@ -1,0 +1,101 @@
+//! Shared helpers for the scenario tests.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+use verdict_agent::{Agent, AgentBuilder, Tool, ToolError};
+use verdict_policy::{CheckPacket, CheckerError, CompletionChecker, CompletionFn, Effect, Verdict};
+use verdict_providers::fake::{Reply, Script, ScriptedCall, ScriptedModel, Turn};
+use verdict_providers::{Message, Model, ModelRequest};
+
+/// A scripted model answering `turns` in order.
+pub fn scripted(turns: Vec<Turn>) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::new(Script::new(turns)))
+}
+
+/// A builder for an agent on `model`.
+pub fn agent_on(model: &Arc<ScriptedModel>) -> AgentBuilder {
+    let model: Arc<dyn Model> = model.clone();
+    Agent::builder().model(model).model_name("scripted")
+}
+
+/// A turn with several tool calls.
+pub fn calls(list: &[(&str, &str, Value)]) -> Turn {
+    Turn::reply(Reply {
+        tool_calls: list
+            .iter()
+            .map(|(id, name, args)| ScriptedCall {
+                id: Some((*id).to_owned()),
+                name: (*name).to_owned(),
+                arguments: args.clone(),
+            })
+            .collect(),
+        ..Reply::default()
+    })
+}
+
+/// An object schema accepting any properties.
+pub fn any_object() -> Value {
+    json!({"type": "object"})
+}
+
+/// A tool returning `result` that counts its executions.
+pub fn counting_tool(name: &str, effect: Effect, result: Value) -> (Tool, Arc<AtomicUsize>) {
+    let count = Arc::new(AtomicUsize::new(0));
+    let counter = count.clone();
+    let tool = Tool::new(name, any_object(), move |_args, _ctx| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let result = result.clone();
+        async move { Ok::<_, ToolError>(result) }
+    })
+    .map(|t| t.with_effect(effect));
+    match tool {
+        Ok(tool) => (tool, count),
+        Err(e) => panic!("tool definition: {e}"),
+    }
+}
+
+/// A completion checker from a closure.
+pub fn completion(
+    f: impl Fn(&CheckPacket) -> Result<Verdict, CheckerError> + Send + Sync + 'static,
+) -> Arc<dyn CompletionChecker> {
+    Arc::new(CompletionFn(f))
+}
+
+/// The last message of a request.
+pub fn last_message(request: &ModelRequest) -> &Message {
+    request.messages.last().expect("request has messages")
+}
+
+/// The user texts of a request, in order.
+pub fn user_texts(request: &ModelRequest) -> Vec<String> {
+    request
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks the tool-call/result protocol: every assistant tool call is
+/// answered by a tool result right after it, in order.
+pub fn assert_protocol_whole(messages: &[Message]) {
+    let mut i = 0;
+    while i < messages.len() {
+        if let Message::Assistant { tool_calls, .. } = &messages[i] {
+            for (k, call) in tool_calls.iter().enumerate() {
+                match messages.get(i + 1 + k) {
+                    Some(Message::ToolResult(r)) => assert_eq!(r.call_id, call.id),
+                    other => panic!("call {} has no result right after it: {other:?}", call.id),
+                }
+            }
+            i += 1 + tool_calls.len();
+        } else {
+            i += 1;
+        }
+    }
+}
