@@ -1,6 +1,7 @@
 //! Without a policy the loop behaves exactly as it does with a policy that
 //! never intervenes: same requests to the model, same hook trace, same
 //! stopping behaviour; and the unconfigured run produces no diagnostics.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod common;
 
@@ -30,18 +31,29 @@ fn traced_hooks(trace: &Trace) -> Hooks {
     let after = trace.clone();
     Hooks::default()
         .before_tool(Arc::new(move |call| {
-            before.lock().unwrap().push(format!("before {} {}", call.id, call.name));
+            before
+                .lock()
+                .unwrap()
+                .push(format!("before {} {}", call.id, call.name));
             BeforeTool::Proceed
         }))
         .after_tool(Arc::new(move |settled| {
-            after
-                .lock()
-                .unwrap()
-                .push(format!("after {} {:?}", settled.call.id, settled.policy_outcome().status));
+            after.lock().unwrap().push(format!(
+                "after {} {:?}",
+                settled.call.id,
+                settled.policy_outcome().status
+            ));
         }))
 }
 
-async fn run(policy: Option<LoopPolicy>) -> (Vec<verdict_providers::ModelRequest>, Vec<String>, RunStatus, String) {
+async fn run(
+    policy: Option<LoopPolicy>,
+) -> (
+    Vec<verdict_providers::ModelRequest>,
+    Vec<String>,
+    RunStatus,
+    String,
+) {
     let model = scripted(task());
     let trace: Trace = Arc::default();
     let (lookup, _) = counting_tool("lookup", Effect::Read, json!({"hit": true}));
@@ -55,9 +67,17 @@ async fn run(policy: Option<LoopPolicy>) -> (Vec<verdict_providers::ModelRequest
         builder = builder.loop_policy(policy);
     }
     let agent = builder.build().unwrap();
-    let response = agent.run("Do the task.", RunOptions::default()).await.unwrap();
+    let response = agent
+        .run("Do the task.", RunOptions::default())
+        .await
+        .unwrap();
     let trace = trace.lock().unwrap().clone();
-    (model.requests(), trace, response.status, response.output_text)
+    (
+        model.requests(),
+        trace,
+        response.status,
+        response.output_text,
+    )
 }
 
 #[tokio::test]
@@ -85,21 +105,37 @@ async fn unconfigured_run_equals_a_never_intervening_policy_run() {
 
 #[tokio::test]
 async fn disabling_the_policy_per_run_clears_the_diagnostics() {
-    let model = scripted(vec![Turn::text("one"), Turn::text("two"), Turn::text("three")]);
-    let agent = agent_on(&model).loop_policy(LoopPolicy::default()).build().unwrap();
+    let model = scripted(vec![
+        Turn::text("one"),
+        Turn::text("two"),
+        Turn::text("three"),
+    ]);
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
     assert_eq!(agent.loop_diagnostics(), None);
 
     let managed = agent.run("first", RunOptions::default()).await.unwrap();
     let snapshot = agent.loop_diagnostics().unwrap();
     assert_eq!(Some(&snapshot), managed.r#loop.as_ref());
 
-    let unmanaged = agent.run("second", RunOptions::default().without_policy()).await.unwrap();
+    let unmanaged = agent
+        .run("second", RunOptions::default().without_policy())
+        .await
+        .unwrap();
     assert_eq!(unmanaged.r#loop, None);
     assert_eq!(agent.loop_diagnostics(), None);
 
     // A replaced policy yields a fresh execution again.
     let replaced = agent
-        .run("third", RunOptions::default().with_policy(LoopPolicy { max_recovery_attempts: 0, ..LoopPolicy::default() }))
+        .run(
+            "third",
+            RunOptions::default().with_policy(LoopPolicy {
+                max_recovery_attempts: 0,
+                ..LoopPolicy::default()
+            }),
+        )
         .await
         .unwrap();
     let diag = replaced.r#loop.unwrap();
@@ -111,8 +147,14 @@ async fn disabling_the_policy_per_run_clears_the_diagnostics() {
 async fn invalid_policy_is_refused_before_any_model_call() {
     let model = scripted(vec![Turn::text("never")]);
     let agent = agent_on(&model).build().unwrap();
-    let bad = LoopPolicy { repeated_read_limit: 0, ..LoopPolicy::default() };
-    let error = agent.run("go", RunOptions::default().with_policy(bad)).await.unwrap_err();
+    let bad = LoopPolicy {
+        repeated_read_limit: 0,
+        ..LoopPolicy::default()
+    };
+    let error = agent
+        .run("go", RunOptions::default().with_policy(bad))
+        .await
+        .unwrap_err();
     assert!(matches!(error, verdict_agent::AgentError::Policy(_)));
     assert!(model.requests().is_empty());
     assert!(agent.conversation().is_empty());

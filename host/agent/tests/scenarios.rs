@@ -1,6 +1,7 @@
 //! Scenario tests of the managed loop with the in-process scripted model:
 //! one per outcome of the spec's "Bounds and recovery" and "Diagnostics
 //! and lifecycle" sections.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod common;
 
@@ -14,8 +15,7 @@ use common::{
 };
 use serde_json::json;
 use verdict_agent::{
-    PermissionPolicy, PermissionRule, RunOptions, RunStatus, Tool, ToolError,
-    ToolOutcome,
+    PermissionPolicy, PermissionRule, RunOptions, RunStatus, Tool, ToolError, ToolOutcome,
 };
 use verdict_policy::{
     CheckerError, CheckerErrorKind, Effect, FailureKind, LoopPolicy, OutcomeStatus, Phase,
@@ -40,17 +40,21 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
     let verified = Arc::new(AtomicBool::new(false));
     let attempts = Arc::new(AtomicUsize::new(0));
     let (flag, tries) = (verified.clone(), attempts.clone());
-    let read = Tool::new("read_artifact", json!({"type": "object", "additionalProperties": false}), move |_, _| {
-        let first = tries.fetch_add(1, Ordering::SeqCst) == 0;
-        let flag = flag.clone();
-        async move {
-            if first {
-                return Err(ToolError::new("artifact store unavailable"));
+    let read = Tool::new(
+        "read_artifact",
+        json!({"type": "object", "additionalProperties": false}),
+        move |_, _| {
+            let first = tries.fetch_add(1, Ordering::SeqCst) == 0;
+            let flag = flag.clone();
+            async move {
+                if first {
+                    return Err(ToolError::new("artifact store unavailable"));
+                }
+                flag.store(true, Ordering::SeqCst);
+                Ok(json!({"id": "A42", "ready": true}))
             }
-            flag.store(true, Ordering::SeqCst);
-            Ok(json!({"id": "A42", "ready": true}))
-        }
-    })
+        },
+    )
     .unwrap()
     .with_effect(Effect::Read);
     let seen = verified.clone();
@@ -76,7 +80,10 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
         .build()
         .unwrap();
 
-    let response = agent.run("Verify artifact A42.", RunOptions::default()).await.unwrap();
+    let response = agent
+        .run("Verify artifact A42.", RunOptions::default())
+        .await
+        .unwrap();
 
     assert_eq!(response.status, RunStatus::Completed);
     assert_eq!(response.output_text, "Verified: A42 is ready.");
@@ -92,7 +99,10 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
     assert_eq!(requests.len(), 4);
     // The user's input is never replaced; feedback is appended after it.
     for request in &requests {
-        assert_eq!(request.messages.first(), Some(&Message::user("Verify artifact A42.")));
+        assert_eq!(
+            request.messages.first(),
+            Some(&Message::user("Verify artifact A42."))
+        );
     }
     let second = user_texts(&requests[1]);
     assert_eq!(second.len(), 2);
@@ -100,7 +110,9 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
     assert!(second[1].contains("Read and verify artifact A42"));
     // The failed read's feedback comes after its tool result.
     let third = &requests[2].messages;
-    assert!(matches!(&third[third.len() - 2], Message::ToolResult(r) if r.call_id == "r1" && r.is_error));
+    assert!(
+        matches!(&third[third.len() - 2], Message::ToolResult(r) if r.call_id == "r1" && r.is_error)
+    );
     assert!(matches!(third.last(), Some(Message::User { text }) if text.starts_with(LABEL)));
     // Only the call that ran has a receipt; the failed one ran too.
     assert_eq!(response.tool_calls.len(), 2);
@@ -123,9 +135,15 @@ async fn repeated_identical_read_gets_feedback_then_stops() {
         .build()
         .unwrap();
 
-    let response = agent.run("Wait for job 7.", RunOptions::default()).await.unwrap();
+    let response = agent
+        .run("Wait for job 7.", RunOptions::default())
+        .await
+        .unwrap();
 
-    assert_eq!(response.status, RunStatus::Stopped(StopReason::RepeatedRead));
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::RepeatedRead)
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 2, "the third read never ran");
     let requests = model.requests();
     assert_eq!(requests.len(), 3, "no model call after the stop");
@@ -151,10 +169,16 @@ async fn changed_read_argument_proceeds_after_feedback() {
         .loop_policy(LoopPolicy::default())
         .build()
         .unwrap();
-    let response = agent.run("Check jobs.", RunOptions::default()).await.unwrap();
+    let response = agent
+        .run("Check jobs.", RunOptions::default())
+        .await
+        .unwrap();
     assert_eq!(response.status, RunStatus::Completed);
     assert_eq!(runs.load(Ordering::SeqCst), 3);
-    assert_eq!(response.r#loop.unwrap().reason, Some(StopReason::AnswerReturned));
+    assert_eq!(
+        response.r#loop.unwrap().reason,
+        Some(StopReason::AnswerReturned)
+    );
 }
 
 #[tokio::test]
@@ -173,13 +197,18 @@ async fn duplicate_write_in_one_response_runs_once() {
         .build()
         .unwrap();
 
-    let response = agent.run("Send hi to x.", RunOptions::default()).await.unwrap();
+    let response = agent
+        .run("Send hi to x.", RunOptions::default())
+        .await
+        .unwrap();
 
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(response.status, RunStatus::Completed);
     let skipped = &response.tool_calls[1];
     assert_eq!(skipped.receipt, None);
-    assert!(matches!(&skipped.outcome, ToolOutcome::NotStarted { message } if message.starts_with(LABEL)));
+    assert!(
+        matches!(&skipped.outcome, ToolOutcome::NotStarted { message } if message.starts_with(LABEL))
+    );
     let diag = response.r#loop.unwrap();
     assert_eq!(diag.counters.skipped_calls, 1);
     assert_eq!(diag.recovery_attempts_used, 1);
@@ -188,7 +217,10 @@ async fn duplicate_write_in_one_response_runs_once() {
 #[tokio::test]
 async fn duplicate_write_without_policy_runs_twice() {
     let model = scripted(vec![
-        calls(&[("w1", "send", json!({"to": "x"})), ("w2", "send", json!({"to": "x"}))]),
+        calls(&[
+            ("w1", "send", json!({"to": "x"})),
+            ("w2", "send", json!({"to": "x"})),
+        ]),
         Turn::text("sent"),
     ]);
     let (tool, runs) = counting_tool("send", Effect::Write, json!({"sent": true}));
@@ -210,12 +242,19 @@ async fn application_failure_data_is_a_successful_execution() {
         max_recovery_attempts: 0,
         ..LoopPolicy::default()
     };
-    let agent = agent_on(&model).tool(tool).loop_policy(policy).build().unwrap();
+    let agent = agent_on(&model)
+        .tool(tool)
+        .loop_policy(policy)
+        .build()
+        .unwrap();
     let response = agent.run("Submit.", RunOptions::default()).await.unwrap();
     assert_eq!(response.status, RunStatus::Completed);
     let diag = response.r#loop.unwrap();
     assert_eq!(diag.counters.failures, 0);
-    assert!(matches!(response.tool_calls[0].outcome, ToolOutcome::Succeeded { .. }));
+    assert!(matches!(
+        response.tool_calls[0].outcome,
+        ToolOutcome::Succeeded { .. }
+    ));
     assert!(response.tool_calls[0].receipt.is_some());
 }
 
@@ -241,10 +280,19 @@ async fn permission_denial_counts_toward_recovery_without_a_receipt() {
     let response = agent.run("Clean up.", RunOptions::default()).await.unwrap();
 
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    assert_eq!(response.status, RunStatus::Stopped(StopReason::RecoveryExhausted));
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::RecoveryExhausted)
+    );
     for call in &response.tool_calls {
         assert_eq!(call.receipt, None);
-        assert!(matches!(call.outcome, ToolOutcome::Failed { kind: FailureKind::Permission, .. }));
+        assert!(matches!(
+            call.outcome,
+            ToolOutcome::Failed {
+                kind: FailureKind::Permission,
+                ..
+            }
+        ));
     }
     let diag = response.r#loop.unwrap();
     assert_eq!(diag.counters.failures, 2);
@@ -273,7 +321,10 @@ async fn recovery_exhausted_after_false_verdicts_needs_input() {
     }));
     let agent = agent_on(&model).loop_policy(policy).build().unwrap();
     let response = agent.run("Make it.", RunOptions::default()).await.unwrap();
-    assert_eq!(response.status, RunStatus::Stopped(StopReason::RecoveryExhausted));
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::RecoveryExhausted)
+    );
     let diag = response.r#loop.unwrap();
     assert_eq!(diag.phase, Phase::InputNeeded);
     assert_eq!(diag.status, None);
@@ -309,7 +360,9 @@ async fn iteration_bound_stops_without_an_extra_model_call() {
         }
         // The last batch's results are committed.
         assert_protocol_whole(&agent.conversation());
-        assert!(matches!(agent.conversation().last(), Some(Message::ToolResult(r)) if r.call_id == "b"));
+        assert!(
+            matches!(agent.conversation().last(), Some(Message::ToolResult(r)) if r.call_id == "b")
+        );
     }
 }
 
@@ -358,7 +411,10 @@ async fn checker_timeout_is_a_checker_error() {
     let agent = agent_on(&model).loop_policy(policy).build().unwrap();
     let options = RunOptions::default().with_checker_timeout(Duration::from_millis(20));
     let response = agent.run("Finish.", options).await.unwrap();
-    assert_eq!(response.status, RunStatus::Stopped(StopReason::CheckerError));
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::CheckerError)
+    );
     assert_eq!(
         response.r#loop.unwrap().checker_error,
         Some(CheckerErrorKind::Timeout)
@@ -384,7 +440,10 @@ async fn execution_failures_exhaust_recovery_with_their_reason() {
         .build()
         .unwrap();
     let response = agent.run("Fetch.", RunOptions::default()).await.unwrap();
-    assert_eq!(response.status, RunStatus::Stopped(StopReason::RecoveryExhausted));
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::RecoveryExhausted)
+    );
     let diag = response.r#loop.unwrap();
     assert_eq!(diag.recovery_attempts_used, 2);
     assert_eq!(diag.counters.failures, 3);

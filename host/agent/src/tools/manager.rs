@@ -158,6 +158,11 @@ impl ToolManager {
                     error: "the tool panicked; whether it took effect is unknown".to_owned(),
                 },
                 Ok(Ok(Ok(value))) => ToolOutcome::Succeeded { value },
+                // A tool that gave up because the run was cancelled.
+                Ok(Ok(Err(_))) if cancel.is_cancelled() => ToolOutcome::Failed {
+                    kind: FailureKind::Cancelled,
+                    error: "cancelled while running".to_owned(),
+                },
                 Ok(Ok(Err(error))) => ToolOutcome::Failed {
                     kind: FailureKind::Execution,
                     error: sanitize_error(&error.message),

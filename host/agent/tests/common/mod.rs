@@ -64,11 +64,6 @@ pub fn completion(
     Arc::new(CompletionFn(f))
 }
 
-/// The last message of a request.
-pub fn last_message(request: &ModelRequest) -> &Message {
-    request.messages.last().expect("request has messages")
-}
-
 /// The user texts of a request, in order.
 pub fn user_texts(request: &ModelRequest) -> Vec<String> {
     request

@@ -1,0 +1,284 @@
+//! Lifecycle: call budget, cancellation, the execution lease, the
+//! conversation, and the stale-view guard.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use common::{agent_on, any_object, assert_protocol_whole, completion, counting_tool, scripted};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use verdict_agent::{AgentError, CallBudget, HostContext, RunOptions, RunStatus, Tool, ToolError};
+use verdict_policy::{
+    CheckerErrorKind, Effect, FailureKind, HostScope, LoopPolicy, StopReason, Verdict,
+};
+use verdict_providers::fake::{Fault, Script, ScriptedModel, Turn};
+use verdict_providers::{Message, Model, RetryPolicy};
+
+#[tokio::test]
+async fn call_budget_counts_every_attempt_including_retries() {
+    let model = Arc::new(
+        ScriptedModel::new(Script::new(vec![
+            Turn::fault(Fault::Status {
+                status: 500,
+                message: "overloaded".into(),
+                retry_after_secs: None,
+            }),
+            Turn::tool_call("a", "step", json!({"n": 1})),
+            Turn::tool_call("b", "step", json!({"n": 2})),
+            Turn::text("done"),
+        ]))
+        .with_retry(RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(5),
+        }),
+    );
+    let (tool, runs) = counting_tool("step", Effect::Read, json!({}));
+    let dyn_model: Arc<dyn Model> = model.clone();
+    let agent = verdict_agent::Agent::builder()
+        .model(dyn_model)
+        .tool(tool)
+        .build()
+        .unwrap();
+    let budget = CallBudget::new(3);
+    let error = agent
+        .run("go", RunOptions::default().with_budget(budget.clone()))
+        .await
+        .unwrap_err();
+    // Attempt 1 failed with 500, attempt 2 (the retry) answered, attempt 3
+    // answered; the 4th attempt is refused.
+    assert_eq!(error, AgentError::BudgetExhausted { max_calls: 3 });
+    assert_eq!(budget.used(), 3);
+    assert!(budget.is_spent());
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // Settled results are committed even though the run failed.
+    assert_protocol_whole(&agent.conversation());
+    assert_eq!(agent.conversation().len(), 5);
+}
+
+#[tokio::test]
+async fn cancellation_mid_tool_commits_the_result_and_marks_the_write_uncertain() {
+    let model = scripted(vec![
+        Turn::tool_call("w", "deploy", json!({"env": "prod"})),
+        Turn::text("never"),
+    ]);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let deploy = Tool::new("deploy", any_object(), move |_, ctx| {
+        let trigger = trigger.clone();
+        async move {
+            trigger.cancel();
+            ctx.cancel.cancelled().await;
+            Err::<serde_json::Value, _>(ToolError::new("interrupted"))
+        }
+    })
+    .unwrap()
+    .with_effect(Effect::Write);
+    let agent = agent_on(&model)
+        .tool(deploy)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    let error = agent
+        .run("Deploy.", RunOptions::default().with_cancel(cancel))
+        .await
+        .unwrap_err();
+    assert_eq!(error, AgentError::Cancelled);
+    assert_eq!(model.requests().len(), 1);
+    let conversation = agent.conversation();
+    assert_protocol_whole(&conversation);
+    assert!(matches!(conversation.last(), Some(Message::ToolResult(r)) if r.is_error));
+    let diag = agent.loop_diagnostics().unwrap();
+    assert_eq!(diag.reason, Some(StopReason::UncertainEffect));
+    // The lease is released: the agent runs again.
+    let again = agent.run("Status?", RunOptions::default()).await;
+    assert!(again.is_ok());
+}
+
+#[tokio::test]
+async fn overlapping_runs_get_a_busy_error() {
+    let model = scripted(vec![
+        Turn::tool_call("s", "slow", json!({})),
+        Turn::text("done"),
+    ]);
+    let started = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Notify::new());
+    let (s, r) = (started.clone(), release.clone());
+    let slow = Tool::new("slow", any_object(), move |_, _| {
+        let (s, r) = (s.clone(), r.clone());
+        async move {
+            s.notify_one();
+            r.notified().await;
+            Ok::<_, ToolError>(json!({}))
+        }
+    })
+    .unwrap()
+    .with_effect(Effect::Read);
+    let agent = agent_on(&model).tool(slow).build().unwrap();
+    let first = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.run("one", RunOptions::default()).await }
+    });
+    tokio::time::timeout(Duration::from_secs(5), started.notified())
+        .await
+        .unwrap();
+    let overlap = agent.run("two", RunOptions::default()).await;
+    assert_eq!(overlap.unwrap_err(), AgentError::Busy);
+    release.notify_one();
+    let done = tokio::time::timeout(Duration::from_secs(5), first)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(done.unwrap().status, RunStatus::Completed);
+}
+
+#[tokio::test]
+async fn conversation_round_trips_through_json_without_installing_a_policy() {
+    let model = scripted(vec![
+        Turn::tool_call("a", "lookup", json!({"q": 1})),
+        Turn::text("found"),
+        Turn::text("second answer"),
+    ]);
+    let (tool, _) = counting_tool("lookup", Effect::Read, json!({"v": 1}));
+    let agent = agent_on(&model).tool(tool).build().unwrap();
+    agent.run("find", RunOptions::default()).await.unwrap();
+    let saved = agent.save_conversation();
+    assert!(!saved.contains("policy"));
+
+    let fresh_model = scripted(vec![Turn::text("second answer")]);
+    let fresh = agent_on(&fresh_model).build().unwrap();
+    fresh.load_conversation(&saved).unwrap();
+    assert_eq!(fresh.conversation(), agent.conversation());
+    let response = fresh.run("again", RunOptions::default()).await.unwrap();
+    assert_eq!(response.r#loop, None);
+    assert_eq!(fresh.loop_diagnostics(), None);
+    // The loaded history is what the next request carries.
+    let request = &fresh_model.requests()[0];
+    assert_eq!(request.messages.len(), 5);
+    assert_eq!(request.messages[4], Message::user("again"));
+}
+
+/// A host whose scope changes while a check is in flight.
+struct ShiftingHost {
+    reads: AtomicU64,
+    generation: AtomicU64,
+}
+
+impl HostContext for ShiftingHost {
+    fn scope(&self) -> HostScope {
+        let n = self.reads.fetch_add(1, Ordering::SeqCst);
+        HostScope {
+            account: "acct".into(),
+            // Changes between the first check's start and its verdict.
+            session: if n == 0 { "s1".into() } else { "s2".into() },
+            ..HostScope::default()
+        }
+    }
+
+    fn task_generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+}
+
+#[tokio::test]
+async fn a_scope_change_during_the_check_restarts_it_under_the_new_scope() {
+    let model = scripted(vec![Turn::text("done")]);
+    let checks = Arc::new(AtomicU64::new(0));
+    let counted = checks.clone();
+    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    }));
+    let host = Arc::new(ShiftingHost {
+        reads: AtomicU64::new(0),
+        generation: AtomicU64::new(0),
+    });
+    let agent = agent_on(&model)
+        .host(host)
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let response = agent.run("Finish.", RunOptions::default()).await.unwrap();
+    assert_eq!(response.status, RunStatus::Completed);
+    assert_eq!(
+        checks.load(Ordering::SeqCst),
+        2,
+        "checked again under the new scope"
+    );
+    assert_eq!(response.r#loop.unwrap().counters.scope_restarts, 1);
+}
+
+#[tokio::test]
+async fn a_task_generation_change_during_the_check_stops_with_state_changed() {
+    let model = scripted(vec![Turn::text("done")]);
+    let host = Arc::new(ShiftingHost {
+        reads: AtomicU64::new(1),
+        generation: AtomicU64::new(0),
+    });
+    let bump = host.clone();
+    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+        bump.generation.fetch_add(1, Ordering::SeqCst);
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    }));
+    let agent = agent_on(&model)
+        .host(host)
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let response = agent.run("Finish.", RunOptions::default()).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::StateChanged)
+    );
+    let diag = response.r#loop.unwrap();
+    assert_eq!(diag.status, None);
+    assert_eq!(diag.checker_error, None::<CheckerErrorKind>);
+}
+
+#[tokio::test]
+async fn tool_deadline_on_a_write_is_an_uncertain_effect() {
+    let model = scripted(vec![
+        Turn::tool_call("w", "upload", json!({})),
+        Turn::text("never"),
+    ]);
+    let upload = Tool::new("upload", any_object(), |_, _| async {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Ok::<_, ToolError>(json!({}))
+    })
+    .unwrap()
+    .with_effect(Effect::Write)
+    .with_deadline(Duration::from_millis(20));
+    let agent = agent_on(&model)
+        .tool(upload)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    let response = agent.run("Upload.", RunOptions::default()).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::UncertainEffect)
+    );
+    let call = &response.tool_calls[0];
+    assert!(matches!(
+        call.outcome,
+        verdict_agent::ToolOutcome::Failed {
+            kind: FailureKind::Timeout,
+            ..
+        }
+    ));
+    assert!(call.receipt.is_some(), "it started, so it has a receipt");
+    assert_eq!(model.requests().len(), 1);
+}
