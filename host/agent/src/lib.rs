@@ -13,7 +13,9 @@
 //! |---|---|
 //! | `agent/builder.rs` | [`AgentBuilder`] |
 //! | `agent/options.rs` | [`RunOptions`], [`PolicyChoice`], [`CallBudget`] |
-//! | `agent/run.rs` | the loop ([`Agent::run`]) |
+//! | `agent/run.rs` | the loop ([`Agent::run`]), shared by [`Agent::stream`] |
+//! | `agent/stream.rs` | [`Agent::stream`]: the same loop as typed [`AgentEvent`]s |
+//! | `agent/events.rs` | [`AgentEvent`] |
 //! | `agent/batch.rs` | one response's tool calls: hooks, admission, execution, observation |
 //! | `agent/managed.rs` | the policy execution and its checkers (the one decision path) |
 //! | `agent/response.rs` | [`AgentResponse`], [`RunStatus`] |
@@ -22,16 +24,18 @@
 //! | `tools/` | [`Tool`], [`ToolManager`], permissions, outcomes and receipts |
 //! | `hooks.rs` | before-tool and after-tool hooks |
 //! | `host.rs` | [`HostContext`]: the scope a check captures |
+//! | `wasm_checker.rs` | [`WasmChecker`]: a wasm verifier as completion/progress checker |
 
 mod agent;
 mod error;
 pub mod hooks;
 mod host;
 pub mod tools;
+mod wasm_checker;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentResponse, CallBudget, ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT,
-    DEFAULT_MAX_ITERATIONS, PolicyChoice, RunOptions, RunStatus,
+    Agent, AgentBuilder, AgentEvent, AgentResponse, AgentStream, CallBudget, ConnectorRegistry,
+    DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, PolicyChoice, RunOptions, RunStatus,
 };
 pub use error::{AgentError, BuildError};
 pub use hooks::{BeforeTool, Hooks};
@@ -40,3 +44,4 @@ pub use tools::{
     ExecutionReceipt, PermissionPolicy, PermissionRule, SettledCall, Tool, ToolContext, ToolError,
     ToolManager, ToolOutcome,
 };
+pub use wasm_checker::WasmChecker;

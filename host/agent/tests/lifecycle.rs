@@ -282,3 +282,27 @@ async fn tool_deadline_on_a_write_is_an_uncertain_effect() {
     assert!(call.receipt.is_some(), "it started, so it has a receipt");
     assert_eq!(model.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn run_direct_makes_one_call_outside_the_policy() {
+    let model = scripted(vec![Turn::text("managed"), Turn::text("direct")]);
+    let policy = LoopPolicy::default().with_completion(completion(|_| {
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    }));
+    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    agent.run("first", RunOptions::default()).await.unwrap();
+    let managed = agent.loop_diagnostics().unwrap();
+    let direct = agent
+        .run_direct("second", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(direct.text.as_deref(), Some("direct"));
+    // The direct call leaves the managed snapshot as it was.
+    assert_eq!(agent.loop_diagnostics(), Some(managed));
+    assert_eq!(agent.conversation().len(), 4);
+    assert_eq!(model.requests().len(), 2);
+}

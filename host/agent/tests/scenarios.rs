@@ -450,3 +450,61 @@ async fn execution_failures_exhaust_recovery_with_their_reason() {
     assert_eq!(model.requests().len(), 3);
     assert_protocol_whole(&agent.conversation());
 }
+
+#[tokio::test]
+async fn unchanged_progress_key_intervenes() {
+    for allowed in [1, 0] {
+        let model = scripted(vec![
+            Turn::tool_call("a", "step", json!({"n": 1})),
+            Turn::tool_call("b", "step", json!({"n": 2})),
+            Turn::tool_call("c", "step", json!({"n": 3})),
+            Turn::text("finished"),
+        ]);
+        let (tool, _) = counting_tool("step", Effect::Read, json!({"ok": true}));
+        let samples = Arc::new(AtomicUsize::new(0));
+        let counted = samples.clone();
+        let policy = LoopPolicy {
+            max_recovery_attempts: allowed,
+            ..LoopPolicy::default()
+        }
+        .with_progress(Arc::new(verdict_policy::ProgressFn(
+            move |_: &verdict_policy::CheckPacket| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Ok("revision-1".to_owned())
+            },
+        )));
+        let agent = agent_on(&model)
+            .tool(tool)
+            .loop_policy(policy)
+            .build()
+            .unwrap();
+        let response = agent
+            .run("Make progress.", RunOptions::default())
+            .await
+            .unwrap();
+        // Sample 1 sets the key; samples 2 and 3 are unchanged (limit 2).
+        assert_eq!(samples.load(Ordering::SeqCst), 3);
+        let diag = response.r#loop.unwrap();
+        assert_eq!(
+            diag.last_trigger,
+            Some(verdict_policy::RecoveryTrigger::UnchangedProgress)
+        );
+        let requests = model.requests();
+        if allowed == 1 {
+            assert_eq!(requests.len(), 4);
+            assert!(
+                user_texts(&requests[3])
+                    .last()
+                    .unwrap()
+                    .contains("progress key")
+            );
+            assert_eq!(response.status, RunStatus::Completed);
+        } else {
+            assert_eq!(requests.len(), 3);
+            assert_eq!(
+                response.status,
+                RunStatus::Stopped(StopReason::RecoveryExhausted)
+            );
+        }
+    }
+}

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use verdict_policy::{Admission, Decision, Effect, StopReason};
 use verdict_providers::ToolCall;
 
+use super::events::{AgentEvent, Events};
 use super::managed::Managed;
 use crate::tools::{Prepared, SettledCall, ToolManager};
 
@@ -37,6 +38,7 @@ pub(crate) async fn run_batch(
     calls: &[ToolCall],
     mut managed: Option<&mut Managed>,
     cancel: &CancellationToken,
+    events: &Events,
 ) -> Batch {
     let prepared: Vec<Prepared> = calls.iter().map(|c| tools.prepare(c)).collect();
     let mut settled: Vec<Option<SettledCall>> = vec![None; calls.len()];
@@ -88,6 +90,12 @@ pub(crate) async fn run_batch(
             }
             break;
         }
+        for (_, call, _) in &group {
+            events.emit(|| AgentEvent::ToolCallAdmitted {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+            });
+        }
         let indices: Vec<usize> = group.iter().map(|(i, _, _)| *i).collect();
         let results = join_all(
             group
@@ -126,6 +134,7 @@ pub(crate) async fn run_batch(
         .collect();
     for call in &settled {
         tools.after(call);
+        events.emit(|| AgentEvent::ToolCallSettled(call.clone()));
     }
     Batch { settled, stop }
 }

@@ -3,12 +3,15 @@
 
 mod batch;
 mod builder;
+mod direct;
+mod events;
 mod lease;
 mod managed;
 mod options;
 mod registry;
 mod response;
 mod run;
+mod stream;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,9 +20,11 @@ use verdict_policy::{LoopDiagnostics, LoopPolicy};
 use verdict_providers::{Message, Model};
 
 pub use builder::AgentBuilder;
+pub use events::AgentEvent;
 pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
 pub use registry::ConnectorRegistry;
 pub use response::{AgentResponse, RunStatus};
+pub use stream::AgentStream;
 
 use crate::host::HostContext;
 use crate::tools::ToolManager;

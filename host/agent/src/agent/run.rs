@@ -1,11 +1,15 @@
 //! `Agent::run`: model call → tool calls → results → next call, with the
 //! loop policy (when configured) at every decision point.
 
+use futures::StreamExt;
 use verdict_policy::{PolicyExecution, StopReason, Turn};
-use verdict_providers::{CallContext, Message, ModelRequest, ProviderError, Usage};
+use verdict_providers::{
+    CallContext, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage,
+};
 
 use super::Agent;
 use super::batch::run_batch;
+use super::events::{AgentEvent, Events};
 use super::lease::Lease;
 use super::managed::{FinalOutcome, Identity, Managed};
 use super::options::{BUDGET_SPENT, PolicyChoice, RunOptions};
@@ -40,7 +44,19 @@ impl Agent {
         input: impl Into<String>,
         options: RunOptions,
     ) -> Result<AgentResponse, AgentError> {
-        let _lease = Lease::take(&self.inner.lease)?;
+        let lease = Lease::take(&self.inner.lease)?;
+        self.execute(lease, input.into(), options, &Events::none())
+            .await
+    }
+
+    /// The one implementation behind `run` and `stream`.
+    pub(super) async fn execute(
+        &self,
+        _lease: Lease,
+        input: String,
+        options: RunOptions,
+        events: &Events,
+    ) -> Result<AgentResponse, AgentError> {
         let inner = &self.inner;
         let policy = match &options.policy {
             PolicyChoice::Inherit => inner.policy.as_ref(),
@@ -88,7 +104,9 @@ impl Agent {
             output: String::new(),
         };
         progress.messages.push(Message::user(input));
-        let status = self.drive(&mut progress, managed.as_mut(), &options).await;
+        let status = self
+            .drive(&mut progress, managed.as_mut(), &options, events)
+            .await;
         self.state().conversation = progress.messages;
         Ok(AgentResponse {
             output_text: progress.output,
@@ -105,6 +123,7 @@ impl Agent {
         progress: &mut Progress,
         mut managed: Option<&mut Managed>,
         options: &RunOptions,
+        events: &Events,
     ) -> Result<RunStatus, AgentError> {
         let inner = &self.inner;
         let cancel = &options.cancel;
@@ -122,6 +141,9 @@ impl Agent {
                     Turn::Stop { reason } => return Ok(status_for(reason)),
                     Turn::Proceed { feedback } => {
                         if let Some(text) = feedback {
+                            events.emit(|| AgentEvent::LoopNotice {
+                                feedback: text.clone(),
+                            });
                             progress.messages.push(Message::user(text));
                         }
                     }
@@ -141,9 +163,8 @@ impl Agent {
                 output_schema: None,
                 max_tokens: inner.max_tokens,
             };
-            let response = inner
-                .model
-                .complete(&request, &ctx)
+            let response = self
+                .call_model(&request, &ctx, events)
                 .await
                 .map_err(|e| provider_error(e, options))?;
             add_usage(&mut progress.usage, &response.usage);
@@ -162,7 +183,13 @@ impl Agent {
                 }
                 match outcome {
                     FinalOutcome::Accept => return Ok(RunStatus::Completed),
-                    FinalOutcome::Continue => continue,
+                    FinalOutcome::Continue => {
+                        events.emit(|| AgentEvent::IterationComplete {
+                            iteration: progress.iterations,
+                            r#loop: Some(m.diagnostics()),
+                        });
+                        continue;
+                    }
                     FinalOutcome::Stop(reason) => return Ok(status_for(reason)),
                 }
             }
@@ -171,6 +198,7 @@ impl Agent {
                 &response.tool_calls,
                 managed.as_deref_mut(),
                 cancel,
+                events,
             )
             .await;
             progress.messages.extend(
@@ -194,7 +222,35 @@ impl Agent {
                 }
                 return Ok(status_for(reason));
             }
+            events.emit(|| AgentEvent::IterationComplete {
+                iteration: progress.iterations,
+                r#loop: managed.as_deref().map(Managed::diagnostics),
+            });
         }
+    }
+
+    /// One model call: whole for `run`, streamed (text deltas forwarded)
+    /// for `stream`.
+    async fn call_model(
+        &self,
+        request: &ModelRequest,
+        ctx: &CallContext,
+        events: &Events,
+    ) -> Result<ModelResponse, ProviderError> {
+        if !events.streaming() {
+            return self.inner.model.complete(request, ctx).await;
+        }
+        let mut stream = self.inner.model.stream(request, ctx).await?;
+        while let Some(event) = stream.next().await {
+            match event? {
+                StreamEvent::TextDelta(text) => events.emit(|| AgentEvent::TextDelta(text)),
+                StreamEvent::ToolCall(_) => {}
+                StreamEvent::Completed(response) => return Ok(response),
+            }
+        }
+        Err(ProviderError::TruncatedStream {
+            detail: "the model stream ended without a final response".to_owned(),
+        })
     }
 }
 
@@ -206,7 +262,7 @@ fn status_for(reason: StopReason) -> RunStatus {
     }
 }
 
-fn provider_error(error: ProviderError, options: &RunOptions) -> AgentError {
+pub(super) fn provider_error(error: ProviderError, options: &RunOptions) -> AgentError {
     match (&error, &options.budget) {
         (ProviderError::AttemptRefused { reason }, Some(budget)) if reason == BUDGET_SPENT => {
             AgentError::BudgetExhausted {

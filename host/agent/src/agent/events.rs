@@ -1,0 +1,71 @@
+//! Typed events of [`crate::Agent::stream`], and the sink the shared loop
+//! emits them into (a no-op for `run`).
+
+use tokio::sync::mpsc::UnboundedSender;
+use verdict_policy::LoopDiagnostics;
+
+use super::response::AgentResponse;
+use crate::error::AgentError;
+use crate::tools::SettledCall;
+
+/// One event of a streamed run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// A piece of model text. Provisional: it may belong to a candidate the
+    /// completion check later rejects.
+    TextDelta(String),
+    /// A tool call passed its hooks (and admission, with a policy) and is
+    /// about to run.
+    ToolCallAdmitted {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        name: String,
+    },
+    /// A tool call settled (ran, failed, or was skipped / not started).
+    ToolCallSettled(SettledCall),
+    /// Host feedback was appended for the next model turn.
+    LoopNotice {
+        /// The labelled feedback text.
+        feedback: String,
+    },
+    /// A model turn and its tool batch are done.
+    IterationComplete {
+        /// The turn number, from 1.
+        iteration: u32,
+        /// The policy diagnostics now, when the run has a policy.
+        r#loop: Option<LoopDiagnostics>,
+    },
+    /// The run finished; always the last event.
+    ResponseComplete(Box<AgentResponse>),
+    /// The run failed; always the last event.
+    Failed(AgentError),
+}
+
+/// Where the loop sends events.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Events(Option<UnboundedSender<AgentEvent>>);
+
+impl Events {
+    /// Events go nowhere (`run`).
+    pub(crate) fn none() -> Self {
+        Self(None)
+    }
+
+    /// Events go to `sender` (`stream`).
+    pub(crate) fn to(sender: UnboundedSender<AgentEvent>) -> Self {
+        Self(Some(sender))
+    }
+
+    /// True when a consumer wants events (the model is then streamed).
+    pub(crate) fn streaming(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Sends `event`; a dropped consumer is handled by cancellation.
+    pub(crate) fn emit(&self, event: impl FnOnce() -> AgentEvent) {
+        if let Some(sender) = &self.0 {
+            let _ = sender.send(event());
+        }
+    }
+}

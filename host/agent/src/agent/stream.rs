@@ -1,0 +1,73 @@
+//! `Agent::stream`: the managed loop as a stream of typed events.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio_util::sync::DropGuard;
+
+use super::Agent;
+use super::events::{AgentEvent, Events};
+use super::lease::Lease;
+use super::options::RunOptions;
+
+/// The events of one streamed run. Dropping it cancels the run; the
+/// settled conversation (tool results included) is still committed and the
+/// lease released.
+#[derive(Debug)]
+pub struct AgentStream {
+    events: UnboundedReceiver<AgentEvent>,
+    _cancel_on_drop: Option<DropGuard>,
+}
+
+impl Stream for AgentStream {
+    type Item = AgentEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        self.events.poll_recv(cx)
+    }
+}
+
+impl Agent {
+    /// Runs the same loop as [`Agent::run`] (one decision path: admission,
+    /// feedback and checks are shared), streaming the model and yielding
+    /// [`AgentEvent`]s; the last event is
+    /// [`AgentEvent::ResponseComplete`] or [`AgentEvent::Failed`]. Text
+    /// deltas are provisional: a rejected candidate's text is not retracted,
+    /// and the final event's diagnostics describe the last candidate.
+    ///
+    /// Must be called within a tokio runtime (the run is spawned on it).
+    pub fn stream(&self, input: impl Into<String>, options: RunOptions) -> AgentStream {
+        let (sender, events) = unbounded_channel();
+        let lease = match Lease::take(&self.inner.lease) {
+            Ok(lease) => lease,
+            Err(error) => {
+                let _ = sender.send(AgentEvent::Failed(error));
+                return AgentStream {
+                    events,
+                    _cancel_on_drop: None,
+                };
+            }
+        };
+        let cancel = options.cancel.child_token();
+        let options = RunOptions {
+            cancel: cancel.clone(),
+            ..options
+        };
+        let agent = self.clone();
+        let input = input.into();
+        tokio::spawn(async move {
+            let sink = Events::to(sender.clone());
+            let last = match agent.execute(lease, input, options, &sink).await {
+                Ok(response) => AgentEvent::ResponseComplete(Box::new(response)),
+                Err(error) => AgentEvent::Failed(error),
+            };
+            let _ = sender.send(last);
+        });
+        AgentStream {
+            events,
+            _cancel_on_drop: Some(cancel.drop_guard()),
+        }
+    }
+}

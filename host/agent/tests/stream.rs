@@ -1,0 +1,190 @@
+//! `Agent::stream` shares `run`'s decision path and yields typed events;
+//! dropping it ends the execution, releases the lease and keeps settled
+//! results.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::{agent_on, any_object, assert_protocol_whole, completion, scripted};
+use futures::StreamExt;
+use serde_json::json;
+use verdict_agent::{Agent, AgentError, AgentEvent, RunOptions, RunStatus, Tool, ToolError};
+use verdict_policy::{Effect, LoopPolicy, Verdict, WorkflowStatus};
+use verdict_providers::Message;
+use verdict_providers::fake::{ScriptedModel, Turn};
+
+fn story_agent() -> (Agent, Arc<ScriptedModel>) {
+    let model = scripted(vec![
+        Turn::text("A42 is ready."),
+        Turn::tool_call("r1", "read_artifact", json!({})),
+        Turn::tool_call("r2", "read_artifact", json!({})),
+        Turn::text("Verified: A42 is ready."),
+    ]);
+    let verified = Arc::new(AtomicBool::new(false));
+    let tries = Arc::new(AtomicUsize::new(0));
+    let flag = verified.clone();
+    let read = Tool::new("read_artifact", any_object(), move |_, _| {
+        let first = tries.fetch_add(1, Ordering::SeqCst) == 0;
+        let flag = flag.clone();
+        async move {
+            if first {
+                return Err(ToolError::new("artifact store unavailable"));
+            }
+            flag.store(true, Ordering::SeqCst);
+            Ok(json!({"id": "A42", "ready": true}))
+        }
+    })
+    .unwrap()
+    .with_effect(Effect::Read);
+    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+        Ok(Verdict {
+            complete: verified.load(Ordering::SeqCst),
+            reason: None,
+            feedback: Some("Read and verify artifact A42 before finishing.".into()),
+        })
+    }));
+    let agent = agent_on(&model)
+        .tool(read)
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    (agent, model)
+}
+
+#[tokio::test]
+async fn stream_takes_the_same_decisions_as_run_and_yields_typed_events() {
+    let (run_agent, run_model) = story_agent();
+    let ran = run_agent
+        .run("Verify artifact A42.", RunOptions::default())
+        .await
+        .unwrap();
+
+    let (agent, model) = story_agent();
+    let events: Vec<AgentEvent> = tokio::time::timeout(
+        Duration::from_secs(10),
+        agent
+            .stream("Verify artifact A42.", RunOptions::default())
+            .collect(),
+    )
+    .await
+    .unwrap();
+
+    // Same requests to the model as `run`.
+    assert_eq!(model.requests(), run_model.requests());
+    // Provisional text includes the rejected candidate.
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "A42 is ready.Verified: A42 is ready.");
+    let notices = events.iter().filter(|e| matches!(e, AgentEvent::LoopNotice { feedback } if feedback.starts_with("[host feedback]"))).count();
+    assert_eq!(notices, 2);
+    let settled: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallSettled(s) => Some(s.call.id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(settled, ["r1", "r2"]);
+    let admitted = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::ToolCallAdmitted { .. }))
+        .count();
+    assert_eq!(admitted, 2);
+    let Some(AgentEvent::ResponseComplete(response)) = events.last() else {
+        panic!("last event: {:?}", events.last());
+    };
+    assert_eq!(response.status, RunStatus::Completed);
+    assert_eq!(
+        response.r#loop.as_ref().unwrap().status,
+        Some(WorkflowStatus::Completed)
+    );
+    assert_eq!(response.tool_calls, ran.tool_calls);
+    assert_eq!(response.output_text, ran.output_text);
+}
+
+#[tokio::test]
+async fn dropping_the_stream_ends_the_run_keeps_settled_results_and_frees_the_lease() {
+    let model = scripted(vec![
+        Turn::tool_call("a", "quick", json!({})),
+        Turn::tool_call("b", "hang", json!({})),
+        Turn::text("never"),
+        Turn::text("after"),
+    ]);
+    let quick = Tool::new("quick", any_object(), |_, _| async {
+        Ok::<_, ToolError>(json!({"ok": 1}))
+    })
+    .unwrap()
+    .with_effect(Effect::Read);
+    let hang = Tool::new("hang", any_object(), |_, ctx| async move {
+        ctx.cancel.cancelled().await;
+        Err::<serde_json::Value, _>(ToolError::new("stopped"))
+    })
+    .unwrap()
+    .with_effect(Effect::Read);
+    let agent = agent_on(&model).tool(quick).tool(hang).build().unwrap();
+
+    let mut stream = agent.stream("go", RunOptions::default());
+    // Read until the hanging call is admitted, then drop the stream.
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(&event, AgentEvent::ToolCallAdmitted { call_id, .. } if call_id == "b") {
+            break;
+        }
+    }
+    drop(stream);
+
+    // The lease comes back once the run has wound down.
+    let response = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match agent.run("next", RunOptions::default()).await {
+                Err(AgentError::Busy) => tokio::time::sleep(Duration::from_millis(5)).await,
+                other => return other,
+            }
+        }
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(response.output_text, "never");
+    let conversation = agent.conversation();
+    assert_protocol_whole(&conversation);
+    // Both settled results stayed in the conversation.
+    let results: Vec<(&str, bool)> = conversation
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((r.call_id.as_str(), r.is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [("a", false), ("b", true)]);
+}
+
+#[tokio::test]
+async fn an_overlapping_stream_fails_with_busy() {
+    let model = scripted(vec![
+        Turn::tool_call("h", "hang", json!({})),
+        Turn::text("x"),
+    ]);
+    let hang = Tool::new("hang", any_object(), |_, ctx| async move {
+        ctx.cancel.cancelled().await;
+        Ok::<_, ToolError>(json!({}))
+    })
+    .unwrap()
+    .with_effect(Effect::Read);
+    let agent = agent_on(&model).tool(hang).build().unwrap();
+    let _first = agent.stream("one", RunOptions::default());
+    let second: Vec<AgentEvent> = agent.stream("two", RunOptions::default()).collect().await;
+    assert_eq!(second, [AgentEvent::Failed(AgentError::Busy)]);
+}
