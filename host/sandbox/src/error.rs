@@ -116,7 +116,10 @@ pub enum CheckError {
     #[error("verifier returned an invalid verdict: {0}")]
     InvalidVerdict(#[from] VerdictError),
     /// The progress key is longer than 4,000 characters.
-    #[error("progress key has {chars} characters (limit 4000)")]
+    #[error(
+        "progress key has {chars} characters (limit {})",
+        verdict_policy::checker::MAX_PROGRESS_KEY_CHARS
+    )]
     InvalidProgressKey {
         /// Characters found.
         chars: usize,

@@ -19,15 +19,16 @@ use verdict_policy::{CheckPacket, Verdict};
 use wasmtime::component::{Component, Instance, InstancePre};
 use wasmtime::{Store, UpdateDeadline};
 
-/// Longest progress key accepted, in characters.
-pub const MAX_PROGRESS_KEY_CHARS: usize = 4_000;
+pub use verdict_policy::checker::MAX_PROGRESS_KEY_CHARS;
 
 /// What one call used.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallMetrics {
     /// Wall-clock time of the call, instantiation included.
     pub duration: Duration,
-    /// Fuel consumed.
+    /// Fuel consumed. Exact when the guest returns; when it is interrupted
+    /// (deadline, cancellation) wasmtime may not have written back the fuel
+    /// of the running function, so it is then a lower bound.
     pub fuel_used: u64,
     /// Largest linear memory reached, in bytes.
     pub peak_memory_bytes: u64,
