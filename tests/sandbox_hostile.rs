@@ -297,3 +297,15 @@ fn memory_store_tenants_are_isolated_from_each_other() {
         Some("Read and verify artifact A42 before finishing.")
     );
 }
+
+#[test]
+fn progress_key_over_the_bound_is_invalid() {
+    let verifier = load(guests::HOSTILE_HUGE_PROGRESS_KEY);
+    let (tenant, _) = ready_tenant("keys");
+    let outcome = verifier.progress_key(&tenant, &read_packet(), None);
+    assert_eq!(
+        outcome.result,
+        Err(CheckError::InvalidProgressKey { chars: 4001 })
+    );
+    assert_good_verifier_still_works();
+}
