@@ -1,8 +1,14 @@
 //! The `verdict` command-line interface.
 
 mod builtin;
+mod checker;
 mod commands;
+mod config;
 mod exit;
+mod narrate;
+mod outcome;
+mod session;
+mod workspace;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -17,6 +23,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the feedback-agent story offline: a scripted model on loopback,
+    /// the embedded artifact-ready verifier, a temporary workspace.
+    Demo(commands::demo::DemoArgs),
+    /// Run one managed execution from a configuration file.
+    Run(commands::run::RunArgs),
     /// Run a verifier's completion check (or progress key) on a packet.
     Check(commands::check::CheckArgs),
     /// Describe a .wasm file and say whether this host accepts it.
@@ -29,6 +40,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo(args) => commands::demo::run(args),
+        Command::Run(args) => commands::run::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::FakeProvider(args) => commands::fake_provider::run(args),

@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod demo;
 pub mod fake_provider;
 pub mod inspect;
+pub mod run;
 
 use anyhow::Context;
 use std::path::PathBuf;
@@ -64,4 +66,13 @@ pub fn read_verifier(spec: &str) -> anyhow::Result<Vec<u8>> {
             });
     }
     std::fs::read(spec).with_context(|| format!("cannot read {spec}"))
+}
+
+/// A small multi-threaded runtime for one command.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }

@@ -1,0 +1,249 @@
+//! The configuration file: connectors, the agent, built-in tools, the loop
+//! policy and per-tenant verifiers (TOML, or JSON when the file ends in
+//! `.json`).
+//!
+//! [`load`] parses, rejects unknown keys and invalid values, validates the
+//! loop policy with [`LoopPolicy::validate`], and checks that every
+//! verifier and directory exists — all before anything runs. Every error is
+//! one [`ConfigError`] naming the file, the line and the field.
+
+mod error;
+pub mod locate;
+mod sections;
+
+pub use error::ConfigError;
+pub use sections::{AgentSection, ConnectorSection, TenantSection, ToolName, ToolsSection};
+
+use locate::Seg;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use verdict_policy::LoopPolicy;
+
+/// The parsed configuration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Model connectors by name.
+    #[serde(default)]
+    pub connectors: BTreeMap<String, ConnectorSection>,
+    /// The agent.
+    pub agent: AgentSection,
+    /// Built-in workspace tools (none when absent).
+    #[serde(default)]
+    pub tools: Option<ToolsSection>,
+    /// The loop policy; absent means off (no default policy).
+    #[serde(default)]
+    pub loop_policy: Option<LoopPolicy>,
+    /// Verifiers per tenant.
+    #[serde(default)]
+    pub tenants: BTreeMap<String, TenantSection>,
+}
+
+/// Where a verifier comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifierSource {
+    /// A sample verifier embedded in the binary (`builtin:NAME`).
+    Builtin(String),
+    /// A `.wasm` file (resolved against the configuration's directory).
+    File(PathBuf),
+}
+
+/// A loaded configuration file: the text is kept so later errors (a corrupt
+/// `.wasm`) can still name their line.
+#[derive(Debug, Clone)]
+pub struct ConfigFile {
+    /// The file.
+    pub path: PathBuf,
+    text: String,
+    json: bool,
+    /// The configuration.
+    pub config: Config,
+}
+
+impl ConfigFile {
+    /// An error about the field at `path`.
+    pub fn error(&self, path: &[Seg], message: impl Into<String>) -> ConfigError {
+        let line = if self.json {
+            locate::json_line(&self.text, path)
+        } else {
+            locate::toml_line(&self.text, path)
+        };
+        ConfigError {
+            file: self.path.clone(),
+            line,
+            field: locate::render(path),
+            message: message.into(),
+        }
+    }
+
+    /// Resolves a path written in the file against the file's directory.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            return path.to_owned();
+        }
+        self.path
+            .parent()
+            .map(|dir| dir.join(path))
+            .unwrap_or_else(|| path.to_owned())
+    }
+
+    /// The source of a verifier spec (`builtin:NAME` or a path).
+    pub fn verifier_source(&self, spec: &str) -> VerifierSource {
+        match spec.strip_prefix("builtin:") {
+            Some(name) => VerifierSource::Builtin(name.to_owned()),
+            None => VerifierSource::File(self.resolve(Path::new(spec))),
+        }
+    }
+}
+
+/// Reads, parses and validates the configuration at `path`.
+pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: path.to_owned(),
+        line: None,
+        field: String::new(),
+        message: format!("cannot read the file: {e}"),
+    })?;
+    let json = path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+    let config = if json {
+        parse_json(path, &text)?
+    } else {
+        parse_toml(path, &text)?
+    };
+    let file = ConfigFile {
+        path: path.to_owned(),
+        text,
+        json,
+        config,
+    };
+    validate(&file)?;
+    Ok(file)
+}
+
+fn serde_field(path: &serde_path_to_error::Path, message: &str) -> String {
+    let mut field = path.to_string();
+    if field == "." {
+        field.clear();
+    }
+    // Unknown keys: name the key itself.
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((key, _)) = rest.split_once('`')
+    {
+        if !field.is_empty() && !field.ends_with(key) {
+            field.push('.');
+            field.push_str(key);
+        } else if field.is_empty() {
+            field = key.to_owned();
+        }
+    }
+    field
+}
+
+fn parse_toml(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    let syntax = |e: toml::de::Error| ConfigError {
+        file: path.to_owned(),
+        line: e.span().map(|s| locate::line_of(text, s.start)),
+        field: String::new(),
+        message: e.message().to_owned(),
+    };
+    let deserializer = toml::Deserializer::parse(text).map_err(syntax)?;
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let field = serde_field(e.path(), e.inner().message());
+        let inner = e.into_inner();
+        ConfigError {
+            file: path.to_owned(),
+            line: inner.span().map(|s| locate::line_of(text, s.start)),
+            field,
+            message: inner.message().to_owned(),
+        }
+    })
+}
+
+fn parse_json(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+        let inner_text = e.inner().to_string();
+        // serde_json appends " at line L column C"; keep the message only.
+        let message = inner_text
+            .rsplit_once(" at line ")
+            .map_or(inner_text.as_str(), |(m, _)| m)
+            .to_owned();
+        ConfigError {
+            file: path.to_owned(),
+            line: Some(e.inner().line()),
+            field: serde_field(e.path(), &message),
+            message,
+        }
+    })
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_owned())
+}
+
+/// Every rule that needs more than the types: references, bounds, the
+/// policy, files and directories.
+fn validate(file: &ConfigFile) -> Result<(), ConfigError> {
+    let config = &file.config;
+    for (name, connector) in &config.connectors {
+        connector.validate(file, name)?;
+    }
+    if !config.connectors.contains_key(&config.agent.connector) {
+        let known: Vec<&str> = config.connectors.keys().map(String::as_str).collect();
+        return Err(file.error(
+            &[key("agent"), key("connector")],
+            format!(
+                "no connector named {:?} (defined: {})",
+                config.agent.connector,
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ));
+    }
+    config.agent.validate(file)?;
+    if let Some(tools) = &config.tools {
+        tools.validate(file)?;
+    }
+    if let Some(policy) = &config.loop_policy
+        && let Err(error) = policy.validate()
+    {
+        let mut violations = error.0.iter();
+        if let Some(first) = violations.next() {
+            let mut path = vec![key("loop_policy")];
+            path.extend(violation_path(&first.field));
+            let rest = error.0.len() - 1;
+            let mut message = first.message.clone();
+            if rest > 0 {
+                message.push_str(&format!(" (and {rest} more violation(s))"));
+            }
+            return Err(file.error(&path, message));
+        }
+    }
+    for (name, tenant) in &config.tenants {
+        tenant.validate(file, name, config.loop_policy.is_some())?;
+    }
+    Ok(())
+}
+
+/// `read_allowlist[3]` → `read_allowlist`, `[3]`.
+fn violation_path(field: &str) -> Vec<Seg> {
+    match field.split_once('[') {
+        Some((name, index)) => {
+            let mut path = vec![key(name)];
+            if let Ok(i) = index.trim_end_matches(']').parse() {
+                path.push(Seg::Index(i));
+            }
+            path
+        }
+        None => vec![key(field)],
+    }
+}
+
+#[cfg(test)]
+mod tests;

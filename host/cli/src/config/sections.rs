@@ -1,0 +1,264 @@
+//! The sections of the configuration file and their value rules.
+
+use super::locate::Seg;
+use super::{ConfigError, ConfigFile, VerifierSource};
+use serde::Deserialize;
+use std::path::PathBuf;
+use verdict_providers::Protocol;
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_owned())
+}
+
+/// Largest `agent.max_iterations` accepted.
+pub const MAX_ITERATIONS: u32 = 1_000;
+
+/// A connector's wire protocol (vendor names accepted as aliases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProtocolName {
+    /// OpenAI Chat Completions and compatible servers (llama.cpp, vLLM).
+    #[serde(alias = "openai", alias = "openai-compatible")]
+    OpenaiChat,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini.
+    #[serde(alias = "google")]
+    Gemini,
+}
+
+impl From<ProtocolName> for Protocol {
+    fn from(name: ProtocolName) -> Self {
+        match name {
+            ProtocolName::OpenaiChat => Protocol::OpenAiChat,
+            ProtocolName::OpenaiResponses => Protocol::OpenAiResponses,
+            ProtocolName::Anthropic => Protocol::Anthropic,
+            ProtocolName::Gemini => Protocol::Gemini,
+        }
+    }
+}
+
+/// `[connectors.NAME]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectorSection {
+    /// Wire protocol (`openai-chat`, `openai-responses`, `anthropic`,
+    /// `gemini`; `vendor` and the aliases `openai`, `google` work too).
+    #[serde(alias = "vendor")]
+    pub protocol: ProtocolName,
+    /// API base URL (default: the vendor's).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Environment variable holding the key (default: the vendor's).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Send no key (local servers).
+    #[serde(default)]
+    pub no_api_key: bool,
+}
+
+impl ConnectorSection {
+    pub(super) fn validate(&self, file: &ConfigFile, name: &str) -> Result<(), ConfigError> {
+        let at = |field: &str| [key("connectors"), key(name), key(field)];
+        if let Some(url) = &self.base_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(file.error(&at("base_url"), "must start with http:// or https://"));
+        }
+        if let Some(var) = &self.api_key_env {
+            if var.trim().is_empty() {
+                return Err(file.error(&at("api_key_env"), "must be a nonempty variable name"));
+            }
+            if self.no_api_key {
+                return Err(file.error(&at("api_key_env"), "conflicts with no_api_key = true"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `[agent]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSection {
+    /// The connector's name.
+    pub connector: String,
+    /// The provider's model id.
+    pub model: String,
+    /// System instructions.
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// Model turns per run (1..=1000; default the agent's).
+    #[serde(default)]
+    pub max_iterations: Option<u32>,
+    /// Upper bound on generated tokens per call.
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+}
+
+impl AgentSection {
+    pub(super) fn validate(&self, file: &ConfigFile) -> Result<(), ConfigError> {
+        if self.model.trim().is_empty() {
+            return Err(file.error(&[key("agent"), key("model")], "must be nonempty"));
+        }
+        if let Some(n) = self.max_iterations
+            && !(1..=MAX_ITERATIONS).contains(&n)
+        {
+            return Err(file.error(
+                &[key("agent"), key("max_iterations")],
+                format!("{n} is outside 1..={MAX_ITERATIONS}"),
+            ));
+        }
+        if self.max_tokens == Some(0) {
+            return Err(file.error(&[key("agent"), key("max_tokens")], "must be positive"));
+        }
+        Ok(())
+    }
+}
+
+/// A built-in tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolName {
+    /// `read_artifact {id}` (effect: read).
+    ReadArtifact,
+    /// `write_artifact {id, content}` (effect: write).
+    WriteArtifact,
+    /// `list_artifacts {}` (effect: read).
+    ListArtifacts,
+}
+
+impl ToolName {
+    /// Every built-in tool.
+    pub const ALL: [ToolName; 3] = [
+        ToolName::ReadArtifact,
+        ToolName::WriteArtifact,
+        ToolName::ListArtifacts,
+    ];
+}
+
+fn all_tools() -> Vec<ToolName> {
+    ToolName::ALL.to_vec()
+}
+
+/// `[tools]`: the built-in workspace tools.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsSection {
+    /// The workspace directory the tools read and write (relative paths
+    /// resolve against the configuration file's directory).
+    pub workspace: PathBuf,
+    /// Which built-in tools to offer (default: all three).
+    #[serde(default = "all_tools")]
+    pub builtin: Vec<ToolName>,
+}
+
+impl ToolsSection {
+    pub(super) fn validate(&self, file: &ConfigFile) -> Result<(), ConfigError> {
+        let dir = file.resolve(&self.workspace);
+        if !dir.is_dir() {
+            return Err(file.error(
+                &[key("tools"), key("workspace")],
+                format!("{} is not a directory", dir.display()),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `[tenants.NAME.limits]`: sandbox limits of the tenant's verifiers.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    /// Fuel budget per check (1..).
+    #[serde(default)]
+    pub fuel: Option<u64>,
+    /// Wall-clock deadline per check in milliseconds (1..=60000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Memory cap in MiB (1..=4096).
+    #[serde(default)]
+    pub memory_mib: Option<u64>,
+}
+
+/// `[tenants.NAME]`: the tenant's verifiers and artifacts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantSection {
+    /// The directory the tenant's verifiers may read.
+    pub artifact_root: PathBuf,
+    /// The completion checker: a `.wasm` component or `builtin:NAME`.
+    #[serde(default)]
+    pub completion: Option<String>,
+    /// The progress checker: a `.wasm` component or `builtin:NAME`.
+    #[serde(default)]
+    pub progress: Option<String>,
+    /// Sandbox limits.
+    #[serde(default)]
+    pub limits: LimitsSection,
+}
+
+impl TenantSection {
+    pub(super) fn validate(
+        &self,
+        file: &ConfigFile,
+        name: &str,
+        has_policy: bool,
+    ) -> Result<(), ConfigError> {
+        let at = |field: &str| [key("tenants"), key(name), key(field)];
+        let root = file.resolve(&self.artifact_root);
+        if !root.is_dir() {
+            return Err(file.error(
+                &at("artifact_root"),
+                format!("{} is not a directory", root.display()),
+            ));
+        }
+        for (field, spec) in [
+            ("completion", &self.completion),
+            ("progress", &self.progress),
+        ] {
+            let Some(spec) = spec else { continue };
+            if !has_policy {
+                return Err(file.error(
+                    &at(field),
+                    "a verifier needs a [loop_policy] section (absent means the policy is off)",
+                ));
+            }
+            match file.verifier_source(spec) {
+                VerifierSource::Builtin(builtin) => {
+                    if crate::builtin::get(&builtin).is_none() {
+                        return Err(file.error(
+                            &at(field),
+                            format!(
+                                "no built-in verifier `{builtin}` (available: {})",
+                                crate::builtin::names().join(", ")
+                            ),
+                        ));
+                    }
+                }
+                VerifierSource::File(path) => {
+                    if !path.is_file() {
+                        return Err(
+                            file.error(&at(field), format!("{} does not exist", path.display()))
+                        );
+                    }
+                }
+            }
+        }
+        let limits = [key("tenants"), key(name), key("limits")];
+        let bound = |field: &str, value: Option<u64>, max: u64| match value {
+            Some(v) if v == 0 || v > max => {
+                let mut path = limits.to_vec();
+                path.push(key(field));
+                Err(file.error(&path, format!("{v} is outside 1..={max}")))
+            }
+            _ => Ok(()),
+        };
+        bound("fuel", self.limits.fuel, u64::MAX)?;
+        bound("timeout_ms", self.limits.timeout_ms, 60_000)?;
+        bound("memory_mib", self.limits.memory_mib, 4_096)?;
+        Ok(())
+    }
+}

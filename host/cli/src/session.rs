@@ -1,0 +1,199 @@
+//! Builds the agent of one configuration: its connector, built-in tools,
+//! loop policy and the chosen tenant's verifiers.
+
+use crate::checker::{MeteredChecker, Totals};
+use crate::config::locate::Seg;
+use crate::config::{ConfigError, ConfigFile, VerifierSource};
+use crate::workspace::Workspace;
+use std::sync::Arc;
+use verdict_agent::{Agent, ConnectorRegistry};
+use verdict_policy::LoopPolicy;
+use verdict_providers::{Connector, ConnectorConfig, Credential};
+use verdict_sandbox::{DirStore, Limits, Tenant, Verifier, VerifierHost};
+
+/// Why a session could not be set up; nothing ran.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The configuration names something that cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `--tenant` does not name a configured tenant, or is needed.
+    #[error("{0}")]
+    Tenant(String),
+}
+
+/// An agent ready to run, with what the summary reports.
+pub struct Session {
+    /// The agent.
+    pub agent: Agent,
+    /// The tenant whose verifiers check completion, if any.
+    pub tenant: Option<String>,
+    /// Whether the run is managed by a loop policy.
+    pub policy: Option<LoopPolicy>,
+    /// Checker metrics of the runs.
+    pub totals: Totals,
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_owned())
+}
+
+/// Picks the tenant: the named one, else the only one, else none.
+fn pick_tenant(file: &ConfigFile, wanted: Option<&str>) -> Result<Option<String>, SessionError> {
+    let tenants = &file.config.tenants;
+    match wanted {
+        Some(name) if tenants.contains_key(name) => Ok(Some(name.to_owned())),
+        Some(name) => Err(SessionError::Tenant(format!(
+            "{}: no tenant named {name:?} (configured: {})",
+            file.path.display(),
+            if tenants.is_empty() {
+                "none".to_owned()
+            } else {
+                tenants.keys().cloned().collect::<Vec<_>>().join(", ")
+            }
+        ))),
+        None if tenants.len() <= 1 => Ok(tenants.keys().next().cloned()),
+        None => Err(SessionError::Tenant(format!(
+            "{} configures {} tenants: choose one with --tenant",
+            file.path.display(),
+            tenants.len()
+        ))),
+    }
+}
+
+fn load_verifier(
+    file: &ConfigFile,
+    host: &VerifierHost,
+    tenant: &str,
+    field: &str,
+    spec: &str,
+) -> Result<Verifier, ConfigError> {
+    let at = [key("tenants"), key(tenant), key(field)];
+    let bytes = match file.verifier_source(spec) {
+        VerifierSource::Builtin(name) => crate::builtin::get(&name)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| file.error(&at, format!("no built-in verifier `{name}`")))?,
+        VerifierSource::File(path) => std::fs::read(&path)
+            .map_err(|e| file.error(&at, format!("cannot read {}: {e}", path.display())))?,
+    };
+    let (verifier, _) = host
+        .load_bytes(&bytes)
+        .map_err(|e| file.error(&at, format!("{spec} is rejected: {e}")))?;
+    let has_role = match field {
+        "completion" => verifier.has_completion(),
+        _ => verifier.has_progress(),
+    };
+    if !has_role {
+        return Err(file.error(&at, format!("{spec} does not export `{field}`")));
+    }
+    Ok(verifier)
+}
+
+fn connector(file: &ConfigFile) -> Result<Connector, ConfigError> {
+    let name = &file.config.agent.connector;
+    let at = [key("connectors"), key(name)];
+    let section = file
+        .config
+        .connectors
+        .get(name)
+        .ok_or_else(|| file.error(&[key("agent"), key("connector")], "unknown connector"))?;
+    let mut config = ConnectorConfig::new(name.clone(), section.protocol.into());
+    if let Some(url) = &section.base_url {
+        config = config.with_base_url(url.clone());
+    }
+    if section.no_api_key {
+        config = config.with_credential(Credential::None);
+    } else if let Some(var) = &section.api_key_env {
+        config = config.with_credential(Credential::Env(var.clone()));
+    }
+    Connector::new(config).map_err(|e| file.error(&at, e.to_string()))
+}
+
+impl Session {
+    /// Builds the agent for `tenant` (see [`pick_tenant`]); every `.wasm`
+    /// is loaded and checked now, before anything runs.
+    pub fn build(
+        file: &ConfigFile,
+        tenant: Option<&str>,
+        host: &VerifierHost,
+    ) -> Result<Self, SessionError> {
+        let config = &file.config;
+        let tenant = pick_tenant(file, tenant)?;
+        let totals = Totals::default();
+        let mut policy = config.loop_policy.clone();
+        if let (Some(name), Some(policy)) = (&tenant, policy.as_mut()) {
+            let section = &config.tenants[name];
+            let root = file.resolve(&section.artifact_root);
+            let store = DirStore::open(&root).map_err(|e| {
+                file.error(
+                    &[key("tenants"), key(name), key("artifact_root")],
+                    format!("cannot open {}: {e}", root.display()),
+                )
+            })?;
+            let mut limits = Limits::default();
+            if let Some(fuel) = section.limits.fuel {
+                limits.fuel = fuel;
+            }
+            if let Some(ms) = section.limits.timeout_ms {
+                limits.timeout_ms = ms;
+            }
+            if let Some(mib) = section.limits.memory_mib {
+                limits.memory_bytes = mib.saturating_mul(1024 * 1024);
+            }
+            let sandbox_tenant = Tenant::new(name.clone(), limits, Arc::new(store));
+            if let Some(spec) = &section.completion {
+                let verifier = load_verifier(file, host, name, "completion", spec)?;
+                let checker = MeteredChecker::new(verifier, sandbox_tenant.clone(), totals.clone());
+                *policy = policy.clone().with_completion(Arc::new(checker));
+            }
+            if let Some(spec) = &section.progress {
+                let verifier = load_verifier(file, host, name, "progress", spec)?;
+                let checker = MeteredChecker::new(verifier, sandbox_tenant, totals.clone());
+                *policy = policy.clone().with_progress(Arc::new(checker));
+            }
+        }
+
+        let mut registry = ConnectorRegistry::new();
+        registry.register_connector(connector(file)?);
+        let agent_section = &config.agent;
+        let mut builder = Agent::builder()
+            .connector(&registry, &agent_section.connector)
+            .model_name(agent_section.model.clone());
+        if let Some(instructions) = &agent_section.instructions {
+            builder = builder.instructions(instructions.clone());
+        }
+        if let Some(n) = agent_section.max_iterations {
+            builder = builder.max_iterations(n);
+        }
+        if let Some(n) = agent_section.max_tokens {
+            builder = builder.max_tokens(n);
+        }
+        if let Some(tools) = &config.tools {
+            let at = [key("tools"), key("workspace")];
+            let dir = file.resolve(&tools.workspace);
+            let workspace = Workspace::open(&dir)
+                .map_err(|e| file.error(&at, format!("cannot open {}: {e}", dir.display())))?;
+            let mut seen = std::collections::HashSet::new();
+            for name in &tools.builtin {
+                if seen.insert(*name) {
+                    let tool = workspace
+                        .tool(*name)
+                        .map_err(|e| file.error(&[key("tools"), key("builtin")], e.to_string()))?;
+                    builder = builder.tool(tool);
+                }
+            }
+        }
+        if let Some(policy) = &policy {
+            builder = builder.loop_policy(policy.clone());
+        }
+        let agent = builder
+            .build()
+            .map_err(|e| file.error(&[key("agent")], e.to_string()))?;
+        Ok(Self {
+            agent,
+            tenant,
+            policy,
+            totals,
+        })
+    }
+}
