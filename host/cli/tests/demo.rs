@@ -1,0 +1,45 @@
+//! `verdict demo` end to end: offline, exits 0 with the verified outcome.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod support;
+
+#[test]
+fn demo_rejects_the_premature_answer_then_verifies() {
+    let cache = tempfile::tempdir().unwrap();
+    let output = support::verdict(&["demo"], cache.path());
+    let out = support::stdout(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{out}{}",
+        support::stderr(&output)
+    );
+    // The story, in order.
+    let steps = [
+        "model: A42 is ready.",
+        "verdict: false (not complete) - no successful read_artifact call",
+        "[host feedback]",
+        "tool call read_artifact (read-1) succeeded",
+        "verdict: true (complete) - artifact A42 is ready",
+        "outcome: completed (exit 0)",
+        "recovery used: 1/2",
+        "cleaned up ",
+    ];
+    let mut from = 0;
+    for step in steps {
+        let at = out[from..]
+            .find(step)
+            .unwrap_or_else(|| panic!("missing (in order) {step:?} in:\n{out}"));
+        from += at + step.len();
+    }
+    // The temporary workspace is gone.
+    let cleaned = out
+        .lines()
+        .last()
+        .unwrap()
+        .trim_start_matches("cleaned up ");
+    assert!(
+        !std::path::Path::new(cleaned).exists(),
+        "{cleaned} still exists"
+    );
+}
