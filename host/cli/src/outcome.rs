@@ -4,7 +4,7 @@ use crate::checker::CheckerTotals;
 use crate::exit::Exit;
 use serde_json::{Value, json};
 use verdict_agent::{AgentError, AgentResponse, RunStatus, ToolOutcome};
-use verdict_policy::{StopReason, WorkflowStatus};
+use verdict_policy::{LoopDiagnostics, Phase, StopReason, WorkflowStatus};
 
 /// The outcome classes `run` distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +78,16 @@ fn outcome_name(outcome: &ToolOutcome) -> &'static str {
     }
 }
 
+/// The verifier's feedback when the run ended waiting for evidence the
+/// host requires (never an approval request).
+fn input_needed(diag: &LoopDiagnostics) -> Option<String> {
+    if diag.phase != Phase::InputNeeded {
+        return None;
+    }
+    let feedback = diag.last_verdict.as_ref().and_then(|v| v.feedback.clone());
+    Some(feedback.unwrap_or_else(|| "no feedback given".to_owned()))
+}
+
 /// The machine-readable result of one run (`--json`).
 pub fn to_json(
     result: &Result<AgentResponse, AgentError>,
@@ -101,6 +111,9 @@ pub fn to_json(
             out["recovery"] = diag.map_or(Value::Null, |d| {
                 json!({"used": d.recovery_attempts_used, "allowed": d.recovery_attempts_allowed})
             });
+            out["inputNeeded"] = diag
+                .and_then(input_needed)
+                .map_or(Value::Null, |feedback| json!({"feedback": feedback}));
             out["output"] = json!(response.output_text);
             out["iterations"] = json!(response.iterations);
             out["toolCalls"] = response
@@ -137,6 +150,11 @@ pub fn summary(result: &Result<AgentResponse, AgentError>, totals: &CheckerTotal
                         d.recovery_attempts_used,
                         d.recovery_attempts_allowed
                     ));
+                    if let Some(feedback) = input_needed(d) {
+                        lines.push(format!(
+                            "input needed: the verifier still lacks evidence: {feedback}"
+                        ));
+                    }
                     if let Some(v) = &d.last_verdict {
                         lines.push(format!(
                             "last verdict: {}{}",

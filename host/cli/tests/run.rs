@@ -44,6 +44,7 @@ fn completed_after_feedback_exits_0() {
     assert_eq!(value["phase"], "complete");
     assert_eq!(value["workflowStatus"], "completed");
     assert_eq!(value["verdict"]["complete"], true);
+    assert_eq!(value["inputNeeded"], Value::Null);
     assert_eq!(value["recovery"], json!({"used": 1, "allowed": 2}));
     assert_eq!(value["output"], "I read A42: it is ready.");
     assert_eq!(value["iterations"], 3);
@@ -126,6 +127,11 @@ fn recovery_exhausted_is_stopped_exit_5() {
     assert_eq!(value["stopReason"], "recovery_exhausted");
     assert_eq!(value["verdict"]["complete"], false);
     assert_eq!(value["recovery"], json!({"used": 0, "allowed": 0}));
+    assert_eq!(value["phase"], "input-needed");
+    assert_eq!(
+        value["inputNeeded"],
+        json!({"feedback": "Read and verify artifact A42 before finishing."})
+    );
     assert_eq!(fake.requests(), 1, "no model call after the stop");
 }
 

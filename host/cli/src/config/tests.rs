@@ -157,3 +157,16 @@ fn json_is_accepted_and_its_errors_have_lines() {
     assert_eq!(err.line, Some(4), "{err}");
     assert_eq!(err.field, "loop_policy.max_observations");
 }
+
+#[test]
+fn every_example_config_is_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/config");
+    let mut loaded = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file = load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!file.config.agent.model.is_empty());
+        loaded += 1;
+    }
+    assert_eq!(loaded, 5);
+}
