@@ -3,8 +3,12 @@
 
 use futures::StreamExt;
 use std::io::Write;
+use std::time::Duration;
 use verdict_agent::{AgentError, AgentEvent, AgentResponse, AgentStream, ToolOutcome};
 use verdict_policy::{LoopDiagnostics, Phase, Verdict};
+
+/// How long a pending call waits before the progress line moves.
+const TICK: Duration = Duration::from_millis(200);
 
 /// Where a run's output goes.
 pub struct Narrator<'a> {
@@ -16,6 +20,11 @@ pub struct Narrator<'a> {
     pub prefix: &'a str,
     /// Prefix of the first text line of a turn.
     pub speaker: &'a str,
+    /// Show a progress line while a model or tool call is pending (only
+    /// for a terminal: it rewrites its line with `\r`).
+    pub spinner: bool,
+    spinning: bool,
+    pending: Option<String>,
     mid_line: bool,
     last_verdict: Option<Verdict>,
     last_phase: Option<Phase>,
@@ -44,6 +53,9 @@ impl<'a> Narrator<'a> {
             notes,
             prefix,
             speaker: "",
+            spinner: false,
+            spinning: false,
+            pending: None,
             mid_line: false,
             last_verdict: None,
             last_phase: None,
@@ -52,6 +64,7 @@ impl<'a> Narrator<'a> {
 
     /// Writes one notice line (ending the current text line first).
     pub fn note(&mut self, line: &str) {
+        self.clear_spinner();
         self.end_text_line();
         let _ = writeln!(self.notes, "{}{line}", self.prefix);
         let _ = self.notes.flush();
@@ -67,7 +80,33 @@ impl<'a> Narrator<'a> {
         }
     }
 
+    fn clear_spinner(&mut self) {
+        if self.spinning {
+            let _ = write!(self.notes, "\r\x1b[2K");
+            let _ = self.notes.flush();
+            self.spinning = false;
+        }
+    }
+
+    /// Redraws the progress line for tick `n` (nothing mid-line).
+    fn spin(&mut self, n: usize) {
+        if !self.spinner || self.mid_line {
+            return;
+        }
+        const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
+        let what = self.pending.as_deref().unwrap_or("waiting for the model");
+        let _ = write!(
+            self.notes,
+            "\r\x1b[2K{}{what} {}",
+            self.prefix,
+            FRAMES[n % FRAMES.len()]
+        );
+        let _ = self.notes.flush();
+        self.spinning = true;
+    }
+
     fn text(&mut self, delta: &str) {
+        self.clear_spinner();
         let speaker = self.speaker;
         let Some(text) = self.text.as_mut() else {
             return;
@@ -100,11 +139,20 @@ impl<'a> Narrator<'a> {
 
     /// Consumes the stream to its last event.
     pub async fn drive(&mut self, mut events: AgentStream) -> Result<AgentResponse, AgentError> {
-        while let Some(event) = events.next().await {
+        let mut ticks = 0usize;
+        loop {
+            let next = tokio::time::timeout(TICK, events.next()).await;
+            let Ok(next) = next else {
+                ticks += 1;
+                self.spin(ticks);
+                continue;
+            };
+            let Some(event) = next else { break };
             match event {
                 AgentEvent::TextDelta(delta) => self.text(&delta),
                 AgentEvent::ToolCallAdmitted { call_id, name } => {
                     self.note(&format!("tool call {name} ({call_id}) admitted"));
+                    self.pending = Some(format!("running {name}"));
                 }
                 AgentEvent::ToolCallSettled(settled) => {
                     let what = match &settled.outcome {
@@ -117,6 +165,7 @@ impl<'a> Narrator<'a> {
                         "tool call {} ({}) {what}",
                         settled.call.name, settled.call.id
                     ));
+                    self.pending = None;
                 }
                 AgentEvent::LoopNotice { feedback } => {
                     self.note("feedback given to the model:");
@@ -125,12 +174,14 @@ impl<'a> Narrator<'a> {
                     }
                 }
                 AgentEvent::IterationComplete { r#loop, .. } => {
+                    self.clear_spinner();
                     self.end_text_line();
                     if let Some(diag) = r#loop {
                         self.diagnostics(&diag);
                     }
                 }
                 AgentEvent::ResponseComplete(response) => {
+                    self.clear_spinner();
                     self.end_text_line();
                     if let Some(diag) = &response.r#loop {
                         self.diagnostics(diag);
@@ -138,11 +189,63 @@ impl<'a> Narrator<'a> {
                     return Ok(*response);
                 }
                 AgentEvent::Failed(error) => {
+                    self.clear_spinner();
                     self.end_text_line();
                     return Err(error);
                 }
             }
         }
         Err(AgentError::Cancelled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use std::sync::Arc;
+    use verdict_agent::{Agent, RunOptions};
+    use verdict_providers::fake::{Script, ScriptedModel, Turn};
+
+    async fn narrate(turn: Turn, spinner: bool) -> (String, String) {
+        let model = ScriptedModel::new(Script::new(vec![turn]));
+        let agent = Agent::builder()
+            .model(Arc::new(model))
+            .model_name("m")
+            .build()
+            .unwrap();
+        let (mut text, mut notes) = (Vec::new(), Vec::new());
+        let mut narrator = Narrator::new(Some(&mut text), &mut notes, "# ");
+        narrator.spinner = spinner;
+        let response = narrator
+            .drive(agent.stream("hi", RunOptions::default()))
+            .await
+            .unwrap();
+        assert_eq!(response.output_text, "hello");
+        (
+            String::from_utf8(text).unwrap(),
+            String::from_utf8(notes).unwrap(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_slow_model_call_shows_a_progress_line_then_clears_it() {
+        let (text, notes) = narrate(Turn::text("hello").delayed(700), true).await;
+        assert_eq!(text, "hello\n");
+        assert!(
+            notes.contains("\r\x1b[2K# waiting for the model "),
+            "{notes:?}"
+        );
+        assert!(
+            notes.ends_with("\r\x1b[2K"),
+            "cleared before the text: {notes:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn no_progress_line_when_disabled() {
+        let (text, notes) = narrate(Turn::text("hello").delayed(300), false).await;
+        assert_eq!(text, "hello\n");
+        assert_eq!(notes, "");
     }
 }

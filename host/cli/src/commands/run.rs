@@ -6,6 +6,7 @@ use crate::narrate::Narrator;
 use crate::outcome;
 use crate::session::Session;
 use anyhow::Context;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use verdict_agent::RunOptions;
 
@@ -43,6 +44,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         let text: Option<&mut dyn std::io::Write> =
             if args.json { None } else { Some(&mut stdout) };
         let mut narrator = Narrator::new(text, &mut stderr, "[verdict] ");
+        narrator.spinner = std::io::stderr().is_terminal();
         if session.policy.is_none() {
             narrator.note("no loop_policy configured: the answer will not be verified");
         }
