@@ -26,6 +26,9 @@ pub enum AgentError {
     /// The run was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
+    /// A saved conversation could not be loaded.
+    #[error("the conversation JSON is invalid: {0}")]
+    Conversation(String),
 }
 
 /// Why an agent could not be built.

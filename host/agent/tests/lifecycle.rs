@@ -306,3 +306,46 @@ async fn run_direct_makes_one_call_outside_the_policy() {
     assert_eq!(agent.conversation().len(), 4);
     assert_eq!(model.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn the_conversation_cannot_be_replaced_during_an_execution() {
+    let model = scripted(vec![
+        Turn::tool_call("s", "slow", json!({})),
+        Turn::text("done"),
+    ]);
+    let started = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Notify::new());
+    let (s, r) = (started.clone(), release.clone());
+    let slow = Tool::new("slow", any_object(), move |_, _| {
+        let (s, r) = (s.clone(), r.clone());
+        async move {
+            s.notify_one();
+            r.notified().await;
+            Ok::<_, ToolError>(json!({}))
+        }
+    })
+    .unwrap()
+    .with_effect(Effect::Read);
+    let agent = agent_on(&model).tool(slow).build().unwrap();
+    let first = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.run("one", RunOptions::default()).await }
+    });
+    tokio::time::timeout(Duration::from_secs(5), started.notified())
+        .await
+        .unwrap();
+    assert_eq!(agent.load_conversation("[]"), Err(AgentError::Busy));
+    assert_eq!(agent.clear_conversation(), Err(AgentError::Busy));
+    release.notify_one();
+    tokio::time::timeout(Duration::from_secs(5), first)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        agent.load_conversation("{"),
+        Err(AgentError::Conversation(_))
+    ));
+    assert_eq!(agent.clear_conversation(), Ok(()));
+    assert!(agent.conversation().is_empty());
+}

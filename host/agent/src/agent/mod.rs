@@ -26,8 +26,10 @@ pub use registry::ConnectorRegistry;
 pub use response::{AgentResponse, RunStatus};
 pub use stream::AgentStream;
 
+use crate::error::AgentError;
 use crate::host::HostContext;
 use crate::tools::ToolManager;
+use lease::Lease;
 use managed::DiagnosticsSlot;
 
 /// Numbers agents within the process (owner identities).
@@ -107,20 +109,26 @@ impl Agent {
 
     /// Replaces the conversation with one saved by
     /// [`Agent::save_conversation`]. It never installs a policy or checker;
-    /// the agent keeps its own.
-    pub fn load_conversation(&self, json: &str) -> Result<(), serde_json::Error> {
-        let messages: Vec<Message> = serde_json::from_str(json)?;
+    /// the agent keeps its own. Refused with [`AgentError::Busy`] while an
+    /// execution runs.
+    pub fn load_conversation(&self, json: &str) -> Result<(), AgentError> {
+        let _lease = Lease::take(&self.inner.lease)?;
+        let messages: Vec<Message> =
+            serde_json::from_str(json).map_err(|e| AgentError::Conversation(e.to_string()))?;
         let mut state = self.state();
         state.conversation = messages;
         state.conversation_generation += 1;
         Ok(())
     }
 
-    /// Empties the conversation.
-    pub fn clear_conversation(&self) {
+    /// Empties the conversation. Refused with [`AgentError::Busy`] while an
+    /// execution runs.
+    pub fn clear_conversation(&self) -> Result<(), AgentError> {
+        let _lease = Lease::take(&self.inner.lease)?;
         let mut state = self.state();
         state.conversation.clear();
         state.conversation_generation += 1;
+        Ok(())
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {

@@ -1,0 +1,207 @@
+//! Host overhead of the managed loop, printed as tables.
+//!
+//! 1. Per loop turn with the in-process scripted model (zero model latency;
+//!    the scripted model's own bookkeeping is included): without a policy,
+//!    with an empty policy, with a native completion checker, and with the
+//!    `artifact-ready` wasm verifier. Each run is 5 turns (4 tool turns, one
+//!    final answer checked once).
+//! 2. 1,000 concurrent executions × 5 turns against the fake HTTP provider
+//!    on loopback (OpenAI Chat Completions): turns per second and the
+//!    process's peak resident memory.
+//!
+//! Run: `cargo bench -p verdict-agent --bench loop_overhead`
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: fail loudly
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use verdict_agent::{
+    Agent, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError, WasmChecker,
+};
+use verdict_policy::{CompletionChecker, CompletionFn, Effect, LoopPolicy, Verdict};
+use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, Turn};
+use verdict_providers::{Connector, Model, Protocol};
+use verdict_sandbox::{Limits, MemoryStore, Tenant};
+
+const TURNS: u32 = 5;
+
+fn turns() -> Vec<Turn> {
+    let mut turns: Vec<Turn> = (1..TURNS)
+        .map(|n| Turn::tool_call(format!("c{n}"), "read_artifact", json!({"step": n})))
+        .collect();
+    turns.push(Turn::text("A42 is ready."));
+    turns
+}
+
+fn read_tool() -> Tool {
+    Tool::new(
+        "read_artifact",
+        json!({"type": "object", "properties": {"step": {"type": "integer"}}}),
+        |args, _| async move {
+            Ok::<_, ToolError>(json!({"id": "A42", "ready": true, "step": args["step"]}))
+        },
+    )
+    .unwrap()
+    .with_effect(Effect::Read)
+}
+
+fn agent(model: Arc<dyn Model>, policy: Option<LoopPolicy>) -> Agent {
+    let mut builder = Agent::builder()
+        .model(model)
+        .model_name("bench")
+        .tool(read_tool())
+        .max_iterations(TURNS + 1);
+    if let Some(policy) = policy {
+        builder = builder.loop_policy(policy);
+    }
+    builder.build().unwrap()
+}
+
+fn complete() -> Verdict {
+    Verdict {
+        complete: true,
+        reason: None,
+        feedback: None,
+    }
+}
+
+async fn per_turn(name: &str, policy: Option<LoopPolicy>, runs: u32) -> (String, f64, f64) {
+    // Rounds of `runs` executions; report the median and best round.
+    let mut rounds = Vec::new();
+    for _ in 0..7 {
+        let start = Instant::now();
+        for _ in 0..runs {
+            let model: Arc<dyn Model> = Arc::new(ScriptedModel::new(Script::new(turns())));
+            let agent = agent(model, policy.clone());
+            let response = agent
+                .run("Verify A42.", RunOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(response.status, RunStatus::Completed);
+        }
+        rounds.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(runs * TURNS));
+    }
+    rounds.sort_by(f64::total_cmp);
+    (name.to_owned(), rounds[rounds.len() / 2], rounds[0])
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+async fn concurrent(executions: usize, policy: Option<LoopPolicy>) -> (f64, Duration) {
+    let script = Script {
+        conversations: (0..executions)
+            .map(|i| Conversation {
+                first_user_contains: Some(format!("[task {i}]")),
+                turns: turns(),
+            })
+            .collect(),
+    };
+    let fake = FakeProvider::start(script).await.unwrap();
+    let mut registry = ConnectorRegistry::new();
+    registry
+        .register_connector(Connector::new(fake.connector_config(Protocol::OpenAiChat)).unwrap());
+    let agents: Vec<Agent> = (0..executions)
+        .map(|_| {
+            let mut builder = Agent::builder()
+                .connector(&registry, "fake-OpenAiChat")
+                .model_name("bench")
+                .tool(read_tool())
+                .max_iterations(TURNS + 1);
+            if let Some(policy) = policy.clone() {
+                builder = builder.loop_policy(policy);
+            }
+            builder.build().unwrap()
+        })
+        .collect();
+    let start = Instant::now();
+    let tasks: Vec<_> = agents
+        .into_iter()
+        .enumerate()
+        .map(|(i, agent)| {
+            tokio::spawn(async move {
+                agent
+                    .run(format!("[task {i}] Verify A42."), RunOptions::default())
+                    .await
+            })
+        })
+        .collect();
+    for task in tasks {
+        let response = task.await.unwrap().unwrap();
+        assert_eq!(response.status, RunStatus::Completed);
+        assert_eq!(response.iterations, TURNS);
+    }
+    let elapsed = start.elapsed();
+    let turns = (executions as f64) * f64::from(TURNS);
+    (turns / elapsed.as_secs_f64(), elapsed)
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let native: Arc<dyn CompletionChecker> =
+        Arc::new(CompletionFn(|_: &verdict_policy::CheckPacket| {
+            Ok(complete())
+        }));
+    let store = Arc::new(MemoryStore::new());
+    store
+        .insert("A42", br#"{"id":"A42","ready":true}"#.to_vec())
+        .unwrap();
+    let wasm = Arc::new(WasmChecker::new(
+        verdict_tests::load(verdict_tests::guests::ARTIFACT_READY),
+        Tenant::new("bench", Limits::default(), store),
+    ));
+
+    let rows = vec![
+        per_turn("no policy", None, 200).await,
+        per_turn("empty policy", Some(LoopPolicy::default()), 200).await,
+        per_turn(
+            "policy + native checker",
+            Some(LoopPolicy::default().with_completion(native.clone())),
+            200,
+        )
+        .await,
+        per_turn(
+            "policy + wasm verifier (artifact-ready)",
+            Some(LoopPolicy::default().with_completion(wasm)),
+            200,
+        )
+        .await,
+    ];
+    println!(
+        "\nHost overhead per loop turn (in-process scripted model, {TURNS} turns per run, 7 rounds of 200 runs)\n"
+    );
+    println!("| configuration | median µs/turn | best µs/turn |");
+    println!("|---|---:|---:|");
+    for (name, median, best) in &rows {
+        println!("| {name} | {median:.1} | {best:.1} |");
+    }
+
+    println!("\nConcurrent executions against the fake HTTP provider (OpenAI chat, loopback)\n");
+    println!(
+        "| executions × turns | policy | wall time | turns/s | peak RSS (MiB, process so far) |"
+    );
+    println!("|---|---|---:|---:|---:|");
+    for (label, policy) in [
+        ("none", None),
+        (
+            "native checker",
+            Some(LoopPolicy::default().with_completion(native.clone())),
+        ),
+    ] {
+        let (rate, elapsed) = concurrent(1_000, policy).await;
+        println!(
+            "| 1000 × {TURNS} | {label} | {:.2} s | {rate:.0} | {:.1} |",
+            elapsed.as_secs_f64(),
+            peak_rss_kib() as f64 / 1024.0
+        );
+    }
+}
