@@ -349,3 +349,42 @@ async fn the_conversation_cannot_be_replaced_during_an_execution() {
     assert_eq!(agent.clear_conversation(), Ok(()));
     assert!(agent.conversation().is_empty());
 }
+
+#[tokio::test]
+async fn an_empty_answer_is_retried_once_as_a_separate_budgeted_call() {
+    let empty = || Turn::reply(verdict_providers::fake::Reply::default());
+    let model = scripted(vec![empty(), Turn::text("hello")]);
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    let budget = CallBudget::new(5);
+    let response = agent
+        .run("hi", RunOptions::default().with_budget(budget.clone()))
+        .await
+        .unwrap();
+    assert_eq!(response.output_text, "hello");
+    assert_eq!(response.iterations, 1);
+    assert_eq!(budget.used(), 2);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0], requests[1], "the same request is retried");
+    assert_eq!(response.r#loop.unwrap().counters.iterations, 1);
+
+    // The retry needs budget like any other attempt.
+    let model = scripted(vec![empty(), Turn::text("hello")]);
+    let agent = agent_on(&model).build().unwrap();
+    let error = agent
+        .run("hi", RunOptions::default().with_budget(CallBudget::new(1)))
+        .await
+        .unwrap_err();
+    assert_eq!(error, AgentError::BudgetExhausted { max_calls: 1 });
+
+    // A second empty answer is the final (empty) answer.
+    let model = scripted(vec![empty(), empty(), Turn::text("unused")]);
+    let agent = agent_on(&model).build().unwrap();
+    let response = agent.run("hi", RunOptions::default()).await.unwrap();
+    assert_eq!(response.status, RunStatus::Completed);
+    assert_eq!(response.output_text, "");
+    assert_eq!(model.requests().len(), 2);
+}

@@ -17,6 +17,17 @@ use super::response::{AgentResponse, RunStatus};
 use crate::error::AgentError;
 use crate::tools::SettledCall;
 
+/// Retries of an empty model answer (no text, no tool calls) per turn.
+const EMPTY_RESPONSE_RETRIES: u32 = 1;
+
+/// True for an answer with nothing in it (and nothing cut by the token
+/// limit).
+fn is_empty(response: &ModelResponse) -> bool {
+    response.tool_calls.is_empty()
+        && response.dropped_tool_calls == 0
+        && response.text.as_deref().is_none_or(|t| t.trim().is_empty())
+}
+
 /// What a run accumulates.
 struct Progress {
     messages: Vec<Message>,
@@ -163,10 +174,22 @@ impl Agent {
                 output_schema: None,
                 max_tokens: inner.max_tokens,
             };
-            let response = self
+            let mut response = self
                 .call_model(&request, &ctx, events)
                 .await
                 .map_err(|e| provider_error(e, options))?;
+            // An empty answer is retried with the same request: a separate
+            // model-call attempt (the budget counts it), not a new turn.
+            for _ in 0..EMPTY_RESPONSE_RETRIES {
+                if !is_empty(&response) {
+                    break;
+                }
+                add_usage(&mut progress.usage, &response.usage);
+                response = self
+                    .call_model(&request, &ctx, events)
+                    .await
+                    .map_err(|e| provider_error(e, options))?;
+            }
             add_usage(&mut progress.usage, &response.usage);
             progress.messages.push(Message::from_response(&response));
             let text = response.text.clone().unwrap_or_default();
