@@ -83,3 +83,45 @@ impl Hooks {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call() -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: "t".into(),
+            arguments: json!({"n": 1}),
+            signature: None,
+        }
+    }
+
+    #[test]
+    fn modifications_chain_and_a_skip_stops_later_hooks() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let hooks = Hooks::default()
+            .before_tool(Arc::new(|c| BeforeTool::Modify {
+                arguments: json!({"n": c.arguments["n"].as_i64().unwrap_or(0) + 1}),
+            }))
+            .before_tool(Arc::new(move |c| {
+                log.lock().unwrap().push(c.arguments.clone());
+                BeforeTool::Proceed
+            }));
+        let mut modified = call();
+        assert_eq!(hooks.run_before(&mut modified), Ok(()));
+        assert_eq!(modified.arguments, json!({"n": 2}));
+        assert_eq!(*seen.lock().unwrap(), [json!({"n": 2})]);
+
+        let skipping = Hooks::default()
+            .before_tool(Arc::new(|_| BeforeTool::Skip {
+                message: "no".into(),
+            }))
+            .before_tool(Arc::new(|_| {
+                panic!("a later hook must not run after a skip")
+            }));
+        assert_eq!(skipping.run_before(&mut call()), Err("no".to_owned()));
+    }
+}

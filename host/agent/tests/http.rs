@@ -127,3 +127,45 @@ async fn feedback_story_over_every_wire_protocol() {
         );
     }
 }
+
+#[tokio::test]
+async fn streamed_feedback_story_over_sse() {
+    use futures::StreamExt;
+    use verdict_agent::AgentEvent;
+    for protocol in [Protocol::Anthropic, Protocol::OpenAiChat] {
+        let fake = FakeProvider::start(story()).await.unwrap();
+        let mut registry = ConnectorRegistry::new();
+        let connector = Connector::new(fake.connector_config(protocol)).unwrap();
+        let name = connector.name().to_owned();
+        registry.register_connector(connector);
+        let agent = agent_for(&registry, &name);
+        let events: Vec<AgentEvent> = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            agent
+                .stream("Verify artifact A42.", RunOptions::default())
+                .collect(),
+        )
+        .await
+        .unwrap();
+        assert!(
+            fake.requests().iter().all(|r| r.stream),
+            "{protocol:?}: every call streamed"
+        );
+        let text: String = events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::TextDelta(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "A42 is ready.Verified: A42 is ready.", "{protocol:?}");
+        let Some(AgentEvent::ResponseComplete(response)) = events.last() else {
+            panic!("{protocol:?}: {:?}", events.last());
+        };
+        assert_eq!(response.status, RunStatus::Completed);
+        assert_eq!(
+            response.r#loop.as_ref().unwrap().status,
+            Some(WorkflowStatus::Completed)
+        );
+    }
+}

@@ -87,3 +87,34 @@ impl PermissionPolicy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(name: &str) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            arguments: json!({}),
+            signature: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn per_tool_rules_override_the_default_and_ask_without_callback_denies() {
+        let policy = PermissionPolicy::with_default(PermissionRule::Deny)
+            .with_rule("read", PermissionRule::Allow)
+            .with_rule("pay", PermissionRule::Ask);
+        assert!(policy.allows(&call("read")).await);
+        assert!(!policy.allows(&call("other")).await);
+        assert!(!policy.allows(&call("pay")).await);
+        let asking = policy.with_ask(Arc::new(|c| {
+            let yes = c.name == "pay";
+            Box::pin(async move { yes })
+        }));
+        assert!(asking.allows(&call("pay")).await);
+        assert!(PermissionPolicy::default().allows(&call("any")).await);
+    }
+}
