@@ -508,3 +508,87 @@ async fn unchanged_progress_key_intervenes() {
         }
     }
 }
+
+#[tokio::test]
+async fn reaching_a_tracking_bound_stops_before_the_next_dispatch() {
+    let model = scripted(vec![
+        calls(&[
+            ("a", "lookup", json!({"q": 1})),
+            ("b", "lookup", json!({"q": 2})),
+            ("c", "lookup", json!({"q": 3})),
+        ]),
+        Turn::text("never"),
+    ]);
+    let (tool, runs) = counting_tool("lookup", Effect::Read, json!({"hit": true}));
+    let policy = LoopPolicy {
+        max_admissions: 2,
+        ..LoopPolicy::default()
+    };
+    let agent = agent_on(&model)
+        .tool(tool)
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let response = agent.run("Look up.", RunOptions::default()).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::TrackingBound)
+    );
+    // As one at a time: the two admitted reads run, the third is refused
+    // before dispatch and answered as not started.
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    let outcomes: Vec<bool> = response
+        .tool_calls
+        .iter()
+        .map(|c| matches!(c.outcome, ToolOutcome::Succeeded { .. }))
+        .collect();
+    assert_eq!(outcomes, [true, true, false]);
+    assert!(matches!(
+        response.tool_calls[2].outcome,
+        ToolOutcome::NotStarted { .. }
+    ));
+    assert_eq!(model.requests().len(), 1);
+    assert_protocol_whole(&agent.conversation());
+}
+
+#[test]
+fn agents_and_their_runs_can_cross_threads() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: &T) {}
+    let model = scripted(vec![Turn::text("x")]);
+    let agent = agent_on(&model).build().unwrap();
+    send_sync(&agent);
+    let run = agent.run("x", RunOptions::default());
+    send(&run);
+}
+
+#[tokio::test]
+async fn identical_reads_in_one_response_decide_as_one_at_a_time() {
+    // Three identical reads in one response: the second repeats the first
+    // (feedback), and the third is a request for a flagged read (stop) —
+    // exactly as if they had been sent one per response.
+    let model = scripted(vec![
+        calls(&[
+            ("a", "status", json!({"job": 1})),
+            ("b", "status", json!({"job": 1})),
+            ("c", "status", json!({"job": 1})),
+        ]),
+        Turn::text("never"),
+    ]);
+    let (tool, runs) = counting_tool("status", Effect::Read, json!({"state": "pending"}));
+    let agent = agent_on(&model)
+        .tool(tool)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    let response = agent.run("Poll.", RunOptions::default()).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::RepeatedRead)
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert!(matches!(
+        response.tool_calls[2].outcome,
+        ToolOutcome::NotStarted { .. }
+    ));
+}

@@ -2,17 +2,21 @@
 //! observation, with results in call order.
 //!
 //! Every call is prepared (before-tool hooks) first. Then calls are
-//! dispatched in groups: consecutive reads run concurrently; a write or
-//! unknown effect runs alone, in order, so a later call is admitted only
-//! after an earlier action settled. With a policy, each call is admitted
+//! dispatched in groups: consecutive distinct reads run concurrently; a
+//! write or unknown effect runs alone, in order, so a later call is admitted
+//! only after an earlier action settled; a read identical to one in the
+//! current group starts the next group. With a policy, each call is admitted
 //! (with the arguments that will actually run) just before its group runs,
-//! and observed once it settles. A policy stop or cancellation leaves the
+//! and observed once it settles. Decisions match one-at-a-time execution:
+//! when admission stops inside a group of reads, the reads admitted before
+//! the stop still run (as they would have sequentially), and the calls from
+//! the stop on are not started. A policy stop or cancellation leaves the
 //! remaining calls not started, each still answered so the tool-call/result
 //! protocol stays whole.
 
 use futures::future::join_all;
 use tokio_util::sync::CancellationToken;
-use verdict_policy::{Admission, Decision, Effect, StopReason};
+use verdict_policy::{Admission, Decision, Effect, Fingerprint, StopReason};
 use verdict_providers::ToolCall;
 
 use super::events::{AgentEvent, Events};
@@ -46,6 +50,7 @@ pub(crate) async fn run_batch(
     let mut next = 0;
     while next < prepared.len() && stop.is_none() && !cancel.is_cancelled() {
         let mut group = Vec::new();
+        let mut signatures = Vec::new();
         while let Some(item) = prepared.get(next) {
             let effect = item.effect();
             let (call, tool) = match item {
@@ -56,9 +61,14 @@ pub(crate) async fn run_batch(
                 }
                 Prepared::Ready { call, tool } => (call, tool),
             };
-            if effect != Effect::Read && !group.is_empty() {
+            // A write runs alone; a read identical to one already in the
+            // group waits for it, so repeat accounting sees the first
+            // result before admitting the second (as one at a time would).
+            let signature = (call.name.as_str(), Fingerprint::of(&call.arguments).ok());
+            if !group.is_empty() && (effect != Effect::Read || signatures.contains(&signature)) {
                 break;
             }
+            signatures.push(signature);
             let admission = match managed.as_deref_mut() {
                 Some(m) => m.admit(call, effect),
                 None => Admission::Run,
@@ -77,18 +87,6 @@ pub(crate) async fn run_batch(
             if effect != Effect::Read {
                 break;
             }
-        }
-        if stop.is_some() {
-            // Admitted but not dispatched: release the admissions.
-            for (index, call, tool) in group {
-                let effect = tool.as_ref().map_or(Effect::Unknown, |t| t.effect());
-                let skip = SettledCall::not_started(call, effect, NOT_RUN_STOPPED);
-                if let Some(m) = managed.as_deref_mut() {
-                    m.observe(&skip);
-                }
-                settled[index] = Some(skip);
-            }
-            break;
         }
         for (_, call, _) in &group {
             events.emit(|| AgentEvent::ToolCallAdmitted {
