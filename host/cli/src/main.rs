@@ -4,6 +4,7 @@ mod builtin;
 mod checker;
 mod commands;
 mod config;
+mod console;
 mod exit;
 mod narrate;
 mod outcome;
@@ -28,6 +29,9 @@ enum Command {
     Demo(commands::demo::DemoArgs),
     /// Run one managed execution from a configuration file.
     Run(commands::run::RunArgs),
+    /// An interactive session: tasks, /context loop, /policy, /save,
+    /// /load, /verifier reload.
+    Console(commands::console::ConsoleArgs),
     /// Run a verifier's completion check (or progress key) on a packet.
     Check(commands::check::CheckArgs),
     /// Describe a .wasm file and say whether this host accepts it.
@@ -42,6 +46,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => commands::demo::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Console(args) => commands::console::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::FakeProvider(args) => commands::fake_provider::run(args),

@@ -13,9 +13,9 @@ const TICK: Duration = Duration::from_millis(200);
 /// Where a run's output goes.
 pub struct Narrator<'a> {
     /// Assistant text (None: not shown, as with `--json`).
-    pub text: Option<&'a mut dyn Write>,
+    pub text: Option<&'a mut (dyn Write + Send)>,
     /// Loop notices.
-    pub notes: &'a mut dyn Write,
+    pub notes: &'a mut (dyn Write + Send),
     /// Prefix of every notice line.
     pub prefix: &'a str,
     /// Prefix of the first text line of a turn.
@@ -47,7 +47,11 @@ fn verdict_line(v: &Verdict) -> String {
 
 impl<'a> Narrator<'a> {
     /// Text to `text`, notices to `notes` (each line starting with `prefix`).
-    pub fn new(text: Option<&'a mut dyn Write>, notes: &'a mut dyn Write, prefix: &'a str) -> Self {
+    pub fn new(
+        text: Option<&'a mut (dyn Write + Send)>,
+        notes: &'a mut (dyn Write + Send),
+        prefix: &'a str,
+    ) -> Self {
         Self {
             text,
             notes,

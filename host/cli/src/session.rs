@@ -7,7 +7,7 @@ use crate::config::{ConfigError, ConfigFile, VerifierSource};
 use crate::workspace::Workspace;
 use std::sync::Arc;
 use verdict_agent::{Agent, ConnectorRegistry};
-use verdict_policy::LoopPolicy;
+use verdict_policy::{CompletionChecker, LoopPolicy, ProgressChecker};
 use verdict_providers::{Connector, ConnectorConfig, Credential};
 use verdict_sandbox::{DirStore, Limits, Tenant, Verifier, VerifierHost};
 
@@ -30,6 +30,8 @@ pub struct Session {
     pub tenant: Option<String>,
     /// Whether the run is managed by a loop policy.
     pub policy: Option<LoopPolicy>,
+    /// The tenant's checkers (also attached to `policy`).
+    pub checkers: Checkers,
     /// Checker metrics of the runs.
     pub totals: Totals,
 }
@@ -109,6 +111,76 @@ fn connector(file: &ConfigFile) -> Result<Connector, ConfigError> {
     Connector::new(config).map_err(|e| file.error(&at, e.to_string()))
 }
 
+/// The chosen tenant's checkers, loaded from its `.wasm` files.
+#[derive(Clone, Default)]
+pub struct Checkers {
+    /// The completion checker.
+    pub completion: Option<Arc<dyn CompletionChecker>>,
+    /// The progress checker.
+    pub progress: Option<Arc<dyn ProgressChecker>>,
+}
+
+impl Checkers {
+    /// Loads the checkers of `tenant` (none without a tenant); every `.wasm`
+    /// is read and compiled now.
+    pub fn load(
+        file: &ConfigFile,
+        host: &VerifierHost,
+        tenant: Option<&str>,
+        totals: &Totals,
+    ) -> Result<Self, ConfigError> {
+        let Some(name) = tenant else {
+            return Ok(Self::default());
+        };
+        let Some(section) = file.config.tenants.get(name) else {
+            return Ok(Self::default());
+        };
+        let root = file.resolve(&section.artifact_root);
+        let store = DirStore::open(&root).map_err(|e| {
+            file.error(
+                &[key("tenants"), key(name), key("artifact_root")],
+                format!("cannot open {}: {e}", root.display()),
+            )
+        })?;
+        let mut limits = Limits::default();
+        if let Some(fuel) = section.limits.fuel {
+            limits.fuel = fuel;
+        }
+        if let Some(ms) = section.limits.timeout_ms {
+            limits.timeout_ms = ms;
+        }
+        if let Some(mib) = section.limits.memory_mib {
+            limits.memory_bytes = mib.saturating_mul(1024 * 1024);
+        }
+        let tenant = Tenant::new(name.to_owned(), limits, Arc::new(store));
+        let mut checkers = Self::default();
+        if let Some(spec) = &section.completion {
+            let verifier = load_verifier(file, host, name, "completion", spec)?;
+            checkers.completion = Some(Arc::new(MeteredChecker::new(
+                verifier,
+                tenant.clone(),
+                totals.clone(),
+            )));
+        }
+        if let Some(spec) = &section.progress {
+            let verifier = load_verifier(file, host, name, "progress", spec)?;
+            checkers.progress = Some(Arc::new(MeteredChecker::new(
+                verifier,
+                tenant,
+                totals.clone(),
+            )));
+        }
+        Ok(checkers)
+    }
+
+    /// `policy` with these checkers attached.
+    pub fn attach(&self, mut policy: LoopPolicy) -> LoopPolicy {
+        policy.completion = self.completion.clone();
+        policy.progress = self.progress.clone();
+        policy
+    }
+}
+
 impl Session {
     /// Builds the agent for `tenant` (see [`pick_tenant`]); every `.wasm`
     /// is loaded and checked now, before anything runs.
@@ -120,38 +192,15 @@ impl Session {
         let config = &file.config;
         let tenant = pick_tenant(file, tenant)?;
         let totals = Totals::default();
-        let mut policy = config.loop_policy.clone();
-        if let (Some(name), Some(policy)) = (&tenant, policy.as_mut()) {
-            let section = &config.tenants[name];
-            let root = file.resolve(&section.artifact_root);
-            let store = DirStore::open(&root).map_err(|e| {
-                file.error(
-                    &[key("tenants"), key(name), key("artifact_root")],
-                    format!("cannot open {}: {e}", root.display()),
-                )
-            })?;
-            let mut limits = Limits::default();
-            if let Some(fuel) = section.limits.fuel {
-                limits.fuel = fuel;
-            }
-            if let Some(ms) = section.limits.timeout_ms {
-                limits.timeout_ms = ms;
-            }
-            if let Some(mib) = section.limits.memory_mib {
-                limits.memory_bytes = mib.saturating_mul(1024 * 1024);
-            }
-            let sandbox_tenant = Tenant::new(name.clone(), limits, Arc::new(store));
-            if let Some(spec) = &section.completion {
-                let verifier = load_verifier(file, host, name, "completion", spec)?;
-                let checker = MeteredChecker::new(verifier, sandbox_tenant.clone(), totals.clone());
-                *policy = policy.clone().with_completion(Arc::new(checker));
-            }
-            if let Some(spec) = &section.progress {
-                let verifier = load_verifier(file, host, name, "progress", spec)?;
-                let checker = MeteredChecker::new(verifier, sandbox_tenant, totals.clone());
-                *policy = policy.clone().with_progress(Arc::new(checker));
-            }
-        }
+        let checkers = if config.loop_policy.is_some() {
+            Checkers::load(file, host, tenant.as_deref(), &totals)?
+        } else {
+            Checkers::default()
+        };
+        let policy = config
+            .loop_policy
+            .clone()
+            .map(|policy| checkers.attach(policy));
 
         let mut registry = ConnectorRegistry::new();
         registry.register_connector(connector(file)?);
@@ -193,6 +242,7 @@ impl Session {
             agent,
             tenant,
             policy,
+            checkers,
             totals,
         })
     }

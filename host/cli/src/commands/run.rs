@@ -41,7 +41,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
             .stream(args.prompt.clone(), RunOptions::default());
         let mut stdout = std::io::stdout();
         let mut stderr = std::io::stderr();
-        let text: Option<&mut dyn std::io::Write> =
+        let text: Option<&mut (dyn std::io::Write + Send)> =
             if args.json { None } else { Some(&mut stdout) };
         let mut narrator = Narrator::new(text, &mut stderr, "[verdict] ");
         narrator.spinner = std::io::stderr().is_terminal();

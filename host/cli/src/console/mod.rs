@@ -1,0 +1,298 @@
+//! The interactive console's state: one agent, the policy the next
+//! execution uses, the tenant's checkers, and whether an execution runs.
+//!
+//! Output of commands is returned as text (so it can be tested); the
+//! execution itself streams through a [`Narrator`] on stdout.
+
+pub mod command;
+
+use crate::config::ConfigFile;
+use crate::narrate::Narrator;
+use crate::outcome;
+use crate::session::{Checkers, Session};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use verdict_agent::RunOptions;
+use verdict_policy::{LoopDiagnostics, LoopPolicy, Phase};
+use verdict_sandbox::VerifierHost;
+
+/// Which loop policy the next execution uses.
+#[derive(Debug, Clone)]
+pub enum PolicySource {
+    /// The configuration file's `[loop_policy]` (off when absent).
+    Config,
+    /// `/policy set FILE`: thresholds from FILE, in memory only; the
+    /// checkers stay the host's (the tenant's verifiers).
+    Override(LoopPolicy, PathBuf),
+    /// `/policy off`.
+    Off,
+}
+
+/// The console session.
+pub struct Console {
+    file: ConfigFile,
+    host: VerifierHost,
+    session: Session,
+    policy: PolicySource,
+    busy: Arc<AtomicBool>,
+    running: Option<RunOptions>,
+}
+
+const BUSY: &str = "refused: an execution is running (allowed only when idle)";
+
+/// Reads a policy override: JSON (`.json`) or TOML thresholds, validated.
+fn read_policy(path: &Path) -> Result<LoopPolicy, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let policy = if is_json {
+        LoopPolicy::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?
+    } else {
+        let policy: LoopPolicy =
+            toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
+        policy
+            .validate()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        policy
+    };
+    Ok(policy)
+}
+
+/// The `/context loop` text of `diag`.
+pub fn context_text(diag: Option<&LoopDiagnostics>) -> String {
+    let Some(d) = diag else {
+        return "no managed execution yet (or the last one ran without a policy)".into();
+    };
+    let snake = |v: serde_json::Value| {
+        v.as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| "none".into())
+    };
+    let mut lines = vec![
+        format!("phase: {}", snake(serde_json::json!(d.phase))),
+        format!(
+            "stopping reason: {}",
+            d.reason
+                .map(|r| snake(serde_json::json!(r)))
+                .unwrap_or_else(|| "none (still running)".into())
+        ),
+        format!(
+            "recovery: {}/{} attempts used",
+            d.recovery_attempts_used, d.recovery_attempts_allowed
+        ),
+    ];
+    if d.phase == Phase::InputNeeded {
+        let feedback = d
+            .last_verdict
+            .as_ref()
+            .and_then(|v| v.feedback.clone())
+            .unwrap_or_else(|| "no feedback given".into());
+        lines.push(format!(
+            "input needed: the verifier still lacks evidence: {feedback}"
+        ));
+    }
+    lines.push(format!("diagnostics: {}", d.to_json()));
+    lines.join("\n")
+}
+
+impl Console {
+    /// A console over `session`, built from `file`.
+    pub fn new(file: ConfigFile, host: VerifierHost, session: Session) -> Self {
+        Self {
+            file,
+            host,
+            session,
+            policy: PolicySource::Config,
+            busy: Arc::new(AtomicBool::new(false)),
+            running: None,
+        }
+    }
+
+    /// True while an execution runs.
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::SeqCst)
+    }
+
+    /// The policy of the next execution, checkers attached.
+    fn effective_policy(&self) -> Option<LoopPolicy> {
+        let thresholds = match &self.policy {
+            PolicySource::Config => self.file.config.loop_policy.clone(),
+            PolicySource::Override(policy, _) => Some(policy.clone()),
+            PolicySource::Off => None,
+        }?;
+        Some(self.session.checkers.attach(thresholds))
+    }
+
+    /// Starts an execution of `task` on `runtime`; its output streams to
+    /// stdout and ends with the summary.
+    pub fn start(&mut self, runtime: &tokio::runtime::Handle, task: String) -> String {
+        if self.busy.swap(true, Ordering::SeqCst) {
+            return "refused: an execution is already running".into();
+        }
+        let options = match self.effective_policy() {
+            Some(policy) => RunOptions::default().with_policy(policy),
+            None => RunOptions::default().without_policy(),
+        };
+        self.running = Some(options.clone());
+        // `stream` spawns the run on the current runtime.
+        let _enter = runtime.enter();
+        let events = self.session.agent.stream(task, options);
+        let busy = self.busy.clone();
+        let totals = self.session.totals.clone();
+        runtime.spawn(async move {
+            let mut text = std::io::stdout();
+            let mut notes = std::io::stdout();
+            let mut narrator = Narrator::new(Some(&mut text), &mut notes, "[verdict] ");
+            let result = narrator.drive(events).await;
+            let totals = totals.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            for line in outcome::summary(&result, &totals) {
+                narrator.note(&line);
+            }
+            busy.store(false, Ordering::SeqCst);
+        });
+        String::new()
+    }
+
+    /// Cancels the running execution, if any.
+    pub fn cancel(&self) -> bool {
+        match (&self.running, self.is_busy()) {
+            (Some(options), true) => {
+                options.cancel.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `/context loop`.
+    pub fn context_loop(&self) -> String {
+        context_text(self.session.agent.loop_diagnostics().as_ref())
+    }
+
+    /// `/policy show`.
+    pub fn policy_show(&self) -> String {
+        let source = match &self.policy {
+            PolicySource::Config if self.file.config.loop_policy.is_some() => {
+                format!("from {}", self.file.path.display())
+            }
+            PolicySource::Config => "off (the configuration has no [loop_policy])".into(),
+            PolicySource::Override(_, path) => {
+                format!("override from {} (in memory only)", path.display())
+            }
+            PolicySource::Off => "off (/policy off)".into(),
+        };
+        let mut lines = vec![format!("policy: {source}")];
+        if let Some(policy) = self.effective_policy() {
+            lines.push(format!(
+                "thresholds: {}",
+                serde_json::to_string(&policy).unwrap_or_default()
+            ));
+            lines.push(format!(
+                "completion checker: {}",
+                policy
+                    .completion
+                    .map(|c| format!("sha256:{}", c.identity()))
+                    .unwrap_or_else(|| "none (answers are not verified)".into())
+            ));
+            if let Some(progress) = policy.progress {
+                lines.push(format!("progress checker: sha256:{}", progress.identity()));
+            }
+        }
+        lines.join("\n")
+    }
+
+    /// `/policy set FILE`.
+    pub fn policy_set(&mut self, path: &Path) -> String {
+        if self.is_busy() {
+            return BUSY.into();
+        }
+        match read_policy(path) {
+            Ok(policy) => {
+                self.policy = PolicySource::Override(policy, path.to_owned());
+                format!(
+                    "policy override from {} applied to the next execution (in memory only; checkers stay the tenant's)",
+                    path.display()
+                )
+            }
+            Err(error) => format!("error: {error}"),
+        }
+    }
+
+    /// `/policy off`.
+    pub fn policy_off(&mut self) -> String {
+        if self.is_busy() {
+            return BUSY.into();
+        }
+        self.policy = PolicySource::Off;
+        "policy off: the next execution runs unmanaged".into()
+    }
+
+    /// `/save FILE`.
+    pub fn save(&self, path: &Path) -> String {
+        if self.is_busy() {
+            return BUSY.into();
+        }
+        let json = self.session.agent.save_conversation();
+        match std::fs::write(path, &json) {
+            Ok(()) => format!(
+                "saved {} messages to {}",
+                self.session.agent.conversation().len(),
+                path.display()
+            ),
+            Err(e) => format!("error: cannot write {}: {e}", path.display()),
+        }
+    }
+
+    /// `/load FILE`.
+    pub fn load(&self, path: &Path) -> String {
+        if self.is_busy() {
+            return BUSY.into();
+        }
+        let json = match std::fs::read_to_string(path) {
+            Ok(json) => json,
+            Err(e) => return format!("error: cannot read {}: {e}", path.display()),
+        };
+        match self.session.agent.load_conversation(&json) {
+            Ok(()) => format!(
+                "loaded {} messages from {}",
+                self.session.agent.conversation().len(),
+                path.display()
+            ),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// `/verifier reload`: reads the tenant's `.wasm` again for the next
+    /// execution.
+    pub fn verifier_reload(&mut self) -> String {
+        if self.is_busy() {
+            return BUSY.into();
+        }
+        let Some(tenant) = self.session.tenant.clone() else {
+            return "no tenant: nothing to reload".into();
+        };
+        let digest = |c: &Checkers| c.completion.as_ref().map(|c| c.identity());
+        let before = digest(&self.session.checkers);
+        match Checkers::load(&self.file, &self.host, Some(&tenant), &self.session.totals) {
+            Ok(checkers) => {
+                let after = digest(&checkers);
+                self.session.checkers = checkers;
+                let show = |d: &Option<String>| {
+                    d.as_deref()
+                        .map(|d| format!("sha256:{d}"))
+                        .unwrap_or_else(|| "none".into())
+                };
+                format!(
+                    "verifiers of tenant {tenant} reloaded for the next execution: completion {} -> {}{}",
+                    show(&before),
+                    show(&after),
+                    if before == after { " (unchanged)" } else { "" }
+                )
+            }
+            Err(e) => format!("error: {e} (the previous verifiers stay)"),
+        }
+    }
+}
