@@ -388,3 +388,43 @@ async fn an_empty_answer_is_retried_once_as_a_separate_budgeted_call() {
     assert_eq!(response.output_text, "");
     assert_eq!(model.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn loop_diagnostics_describe_the_active_execution_while_it_runs() {
+    let model = scripted(vec![
+        Turn::tool_call("a", "peek", json!({})),
+        Turn::text("done"),
+    ]);
+    let slot: Arc<std::sync::OnceLock<verdict_agent::Agent>> = Arc::default();
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let (agent_slot, record) = (slot.clone(), seen.clone());
+    let peek = Tool::new("peek", any_object(), move |_, _| {
+        let snapshot = agent_slot.get().and_then(|a| a.loop_diagnostics());
+        *record.lock().unwrap() = snapshot;
+        async { Ok::<_, ToolError>(json!({})) }
+    })
+    .unwrap()
+    .with_effect(Effect::Read);
+    let agent = agent_on(&model)
+        .tool(peek)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    slot.set(agent.clone()).unwrap();
+    let response = agent.run("Peek.", RunOptions::default()).await.unwrap();
+    let during = seen
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("a snapshot during the run");
+    assert_eq!(during.phase, verdict_policy::Phase::Running);
+    assert_eq!(during.reason, None);
+    assert_eq!(during.counters.admissions, 1);
+    assert_eq!(
+        during.counters.observations, 0,
+        "taken before the call settled"
+    );
+    let after = response.r#loop.unwrap();
+    assert_eq!(during.execution_id, after.execution_id);
+    assert_eq!(after.counters.observations, 1);
+}
