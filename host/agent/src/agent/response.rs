@@ -7,7 +7,7 @@ use verdict_providers::Usage;
 use crate::tools::SettledCall;
 
 /// How a run finished (the provider-level status; the host workflow status
-/// is in [`AgentResponse::r#loop`]).
+/// is in `AgentResponse::loop`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", content = "reason", rename_all = "snake_case")]
 pub enum RunStatus {
