@@ -35,7 +35,8 @@ mod wasm_checker;
 
 pub use agent::{
     Agent, AgentBuilder, AgentEvent, AgentResponse, AgentStream, CallBudget, ConnectorRegistry,
-    DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, PolicyChoice, RunOptions, RunStatus,
+    DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice, RunOptions,
+    RunStatus,
 };
 pub use error::{AgentError, BuildError};
 pub use hooks::{BeforeTool, Hooks};

@@ -428,3 +428,36 @@ async fn loop_diagnostics_describe_the_active_execution_while_it_runs() {
     assert_eq!(during.execution_id, after.execution_id);
     assert_eq!(after.counters.observations, 1);
 }
+
+#[tokio::test]
+async fn stream_direct_holds_the_lease_until_dropped_and_commits_nothing() {
+    use futures::StreamExt;
+    let model = scripted(vec![Turn::text("streamed direct"), Turn::text("managed")]);
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    let mut stream = agent
+        .stream_direct("hi", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        agent
+            .run("overlap", RunOptions::default())
+            .await
+            .unwrap_err(),
+        AgentError::Busy
+    );
+    let mut text = String::new();
+    while let Some(event) = stream.next().await {
+        if let verdict_providers::StreamEvent::TextDelta(t) = event.unwrap() {
+            text.push_str(&t);
+        }
+    }
+    drop(stream);
+    assert_eq!(text, "streamed direct");
+    assert!(agent.conversation().is_empty());
+    assert_eq!(agent.loop_diagnostics(), None);
+    let response = agent.run("now", RunOptions::default()).await.unwrap();
+    assert_eq!(response.output_text, "managed");
+}

@@ -1,6 +1,13 @@
-//! `Agent::run_direct`: one model call outside the loop and the policy.
+//! `Agent::run_direct` and `Agent::stream_direct`: one model call outside
+//! the loop and the policy.
 
-use verdict_providers::{CallContext, Message, ModelRequest, ModelResponse};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use verdict_providers::{
+    CallContext, EventStream, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent,
+};
 
 use super::Agent;
 use super::lease::Lease;
@@ -8,6 +15,47 @@ use super::options::RunOptions;
 use crate::error::AgentError;
 
 impl Agent {
+    /// Like [`Agent::run_direct`] but streamed: the provider's events as
+    /// they come. Nothing is committed to the conversation; the lease is
+    /// held until the stream is dropped.
+    pub async fn stream_direct(
+        &self,
+        input: impl Into<String>,
+        options: RunOptions,
+    ) -> Result<DirectStream, AgentError> {
+        let lease = Lease::take(&self.inner.lease)?;
+        let request = self.direct_request(input.into());
+        let ctx = CallContext {
+            cancel: options.cancel.clone(),
+            on_attempt: options.budget.as_ref().map(|b| b.hook()),
+        };
+        let events = self
+            .inner
+            .model
+            .stream(&request, &ctx)
+            .await
+            .map_err(|e| super::run::provider_error(e, &options))?;
+        Ok(DirectStream {
+            events,
+            _lease: lease,
+        })
+    }
+
+    fn direct_request(&self, input: String) -> ModelRequest {
+        let inner = &self.inner;
+        let mut messages = self.conversation();
+        messages.push(Message::user(input));
+        ModelRequest {
+            model: inner.model_name.clone(),
+            instructions: inner.instructions.clone(),
+            messages,
+            tools: inner.tools.definitions(),
+            tool_choice: Default::default(),
+            output_schema: None,
+            max_tokens: inner.max_tokens,
+        }
+    }
+
     /// Makes one model call on the conversation plus `input`, outside the
     /// managed loop: no tool runs, no policy execution starts, and the
     /// diagnostics of the latest managed execution stay as they are. The
@@ -21,17 +69,7 @@ impl Agent {
     ) -> Result<ModelResponse, AgentError> {
         let _lease = Lease::take(&self.inner.lease)?;
         let inner = &self.inner;
-        let mut messages = self.conversation();
-        messages.push(Message::user(input));
-        let request = ModelRequest {
-            model: inner.model_name.clone(),
-            instructions: inner.instructions.clone(),
-            messages,
-            tools: inner.tools.definitions(),
-            tool_choice: Default::default(),
-            output_schema: None,
-            max_tokens: inner.max_tokens,
-        };
+        let request = self.direct_request(input.into());
         let ctx = CallContext {
             cancel: options.cancel.clone(),
             on_attempt: options.budget.as_ref().map(|b| b.hook()),
@@ -47,5 +85,26 @@ impl Agent {
             self.state().conversation = messages;
         }
         Ok(response)
+    }
+}
+
+/// The provider events of [`Agent::stream_direct`]; holds the agent's
+/// execution lease until dropped.
+pub struct DirectStream {
+    events: EventStream,
+    _lease: Lease,
+}
+
+impl std::fmt::Debug for DirectStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirectStream").finish_non_exhaustive()
+    }
+}
+
+impl Stream for DirectStream {
+    type Item = Result<StreamEvent, ProviderError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.events.as_mut().poll_next(cx)
     }
 }

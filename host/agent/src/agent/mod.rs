@@ -20,6 +20,7 @@ use verdict_policy::{LoopDiagnostics, LoopPolicy};
 use verdict_providers::{Message, Model};
 
 pub use builder::AgentBuilder;
+pub use direct::DirectStream;
 pub use events::AgentEvent;
 pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
 pub use registry::ConnectorRegistry;
