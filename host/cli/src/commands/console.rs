@@ -8,6 +8,7 @@ use crate::session::Session;
 use anyhow::Context;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Arguments of `verdict console`.
@@ -31,6 +32,9 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<Exit> {
     let runtime = super::runtime()?;
     let mut console = Console::new(file, host, session);
     let mut editor = DefaultEditor::new().context("cannot start the line editor")?;
+    // A scripted session (input not a terminal) runs each task to its end
+    // before reading the next line, so its transcript is deterministic.
+    let scripted = !std::io::stdin().is_terminal();
     println!("verdict console: type a task, or /help. Ctrl-C cancels a running execution.");
     loop {
         let line = match editor.readline("verdict> ") {
@@ -50,7 +54,13 @@ pub fn run(args: ConsoleArgs) -> anyhow::Result<Exit> {
         let reply = match parse(&line) {
             Err(usage) => usage,
             Ok(Command::Nothing) => String::new(),
-            Ok(Command::Task(task)) => console.start(runtime.handle(), task),
+            Ok(Command::Task(task)) => {
+                let reply = console.start(runtime.handle(), task);
+                if scripted {
+                    console.wait_idle();
+                }
+                reply
+            }
             Ok(Command::ContextLoop) => console.context_loop(),
             Ok(Command::PolicyShow) => console.policy_show(),
             Ok(Command::PolicySet(path)) => console.policy_set(&path),

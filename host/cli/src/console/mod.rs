@@ -142,6 +142,8 @@ impl Console {
         let events = self.session.agent.stream(task, options);
         let busy = self.busy.clone();
         let totals = self.session.totals.clone();
+        // The summary reports this execution's checker calls only.
+        *totals.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
         runtime.spawn(async move {
             let mut text = std::io::stdout();
             let mut notes = std::io::stdout();
@@ -154,6 +156,13 @@ impl Console {
             busy.store(false, Ordering::SeqCst);
         });
         String::new()
+    }
+
+    /// Blocks until no execution runs.
+    pub fn wait_idle(&self) {
+        while self.is_busy() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     /// Cancels the running execution, if any.
