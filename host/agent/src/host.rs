@@ -1,6 +1,6 @@
 //! The host context a check captures for the stale-view guard.
 
-use verdict_policy::HostScope;
+use verdict_policy::{HostScope, TaskStateSnapshot};
 
 /// Tells the loop the host's current authority and task generation. A check
 /// captures both when it starts; if the scope differs when the verdict
@@ -13,6 +13,12 @@ pub trait HostContext: Send + Sync {
     /// The task generation now (bump it on a same-revision restore, too).
     fn task_generation(&self) -> u64 {
         0
+    }
+    /// The bounded task-state snapshot checkers receive in their packet,
+    /// when the host keeps one (data for checking, not permission to
+    /// change it).
+    fn task_state(&self) -> Option<TaskStateSnapshot> {
+        None
     }
 }
 

@@ -461,3 +461,43 @@ async fn stream_direct_holds_the_lease_until_dropped_and_commits_nothing() {
     let response = agent.run("now", RunOptions::default()).await.unwrap();
     assert_eq!(response.output_text, "managed");
 }
+
+struct TaskHost;
+
+impl HostContext for TaskHost {
+    fn scope(&self) -> HostScope {
+        HostScope::default()
+    }
+
+    fn task_state(&self) -> Option<verdict_policy::TaskStateSnapshot> {
+        Some(verdict_policy::TaskStateSnapshot {
+            host_scope: "tenant-a".into(),
+            revision: 7,
+            generation: 0,
+            payload: json!({"artifact": "A42", "ready": true}),
+        })
+    }
+}
+
+#[tokio::test]
+async fn checkers_receive_the_hosts_task_state_snapshot() {
+    let model = scripted(vec![Turn::text("done")]);
+    let policy = LoopPolicy::default().with_completion(completion(|packet| {
+        let ready = packet
+            .task_state
+            .as_ref()
+            .is_some_and(|s| s.revision == 7 && s.payload["ready"] == true);
+        Ok(Verdict {
+            complete: ready,
+            reason: None,
+            feedback: Some("no task state".into()),
+        })
+    }));
+    let agent = agent_on(&model)
+        .host(Arc::new(TaskHost))
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let response = agent.run("Finish.", RunOptions::default()).await.unwrap();
+    assert_eq!(response.status, RunStatus::Completed);
+}

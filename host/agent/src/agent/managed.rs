@@ -135,7 +135,7 @@ impl Managed {
     /// After a tool batch: samples the progress key when configured.
     pub(crate) async fn after_batch(&mut self, cancel: &CancellationToken) -> Option<StopReason> {
         let view = self.view(CheckKind::Progress);
-        let decision = match self.exec.after_batch(&view, None) {
+        let decision = match self.exec.after_batch(&view, self.host.task_state()) {
             BatchDecision::Continue => CheckDecision::Continue,
             BatchDecision::Stop { reason } => CheckDecision::Stop { reason },
             BatchDecision::SampleProgress(request) => self.settle(request, view, cancel).await,
@@ -154,7 +154,10 @@ impl Managed {
         cancel: &CancellationToken,
     ) -> FinalOutcome {
         let view = self.view(CheckKind::Completion);
-        let outcome = match self.exec.final_candidate(output, &view, None) {
+        let outcome = match self
+            .exec
+            .final_candidate(output, &view, self.host.task_state())
+        {
             FinalDecision::Answer => FinalOutcome::Accept,
             FinalDecision::Stop { reason } => FinalOutcome::Stop(reason),
             FinalDecision::Check(request) => match self.settle(request, view, cancel).await {
