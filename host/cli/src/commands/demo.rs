@@ -99,6 +99,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
         say("             and artifact A42 holding {\"ready\": true})");
         say(&format!("  workspace: {} (temporary)", workspace.display()));
         say("");
+        say("Lines starting with `|` are the host's loop: tool calls, the verifier's");
+        say("verdicts, the feedback sent back to the model.");
+        say("");
         say(&format!("user: {PROMPT}"));
 
         let events = session.agent.stream(PROMPT, RunOptions::default());

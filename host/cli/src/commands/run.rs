@@ -36,9 +36,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     let session = Session::build(&file, args.tenant.as_deref(), &host)?;
     let runtime = super::runtime()?;
     let result = runtime.block_on(async {
-        let events = session
-            .agent
-            .stream(args.prompt.clone(), RunOptions::default());
+        let options = RunOptions::default();
+        // Ctrl-C cancels the run; the summary still prints (exit 6).
+        let cancel = options.cancel.clone();
+        let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
+        // The first poll installs the handler, before any model call.
+        if let std::task::Poll::Ready(Ok(())) = futures::poll!(&mut ctrl_c) {
+            cancel.cancel();
+        }
+        tokio::spawn(async move {
+            if ctrl_c.await.is_ok() {
+                cancel.cancel();
+            }
+        });
+        let events = session.agent.stream(args.prompt.clone(), options);
         let mut stdout = std::io::stdout();
         let mut stderr = std::io::stderr();
         let text: Option<&mut (dyn std::io::Write + Send)> =
