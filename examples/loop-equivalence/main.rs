@@ -3,7 +3,7 @@
 //! requests sent to the model, the hook calls and the tool actions. The
 //! unconfigured trace must equal the legacy one exactly.
 //!
-//! Run: `cargo run -p verdict-agent --example loop-equivalence`
+//! Run: `cargo run -p verdict-examples --example loop-equivalence`
 #![allow(clippy::unwrap_used, clippy::expect_used)] // an example: fail loudly
 
 use std::sync::{Arc, Mutex};

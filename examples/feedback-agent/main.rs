@@ -8,7 +8,7 @@
 //! `receipt-required`, both reading the tenant's artifact directory (a
 //! temporary directory, removed at the end).
 //!
-//! Run: `cargo run -p verdict-agent --example feedback-agent`
+//! Run: `cargo run -p verdict-examples --example feedback-agent`
 #![allow(clippy::unwrap_used, clippy::expect_used)] // an example: fail loudly
 
 use std::sync::Arc;
