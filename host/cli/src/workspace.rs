@@ -108,10 +108,17 @@ impl Workspace {
     fn list(&self) -> Result<Value, ToolError> {
         let mut ids = Vec::new();
         let mut stack = vec![(self.root.clone(), String::new())];
+        // Walk no further than needed to know the list is truncated.
         while let Some((dir, prefix)) = stack.pop() {
+            if ids.len() > MAX_LIST {
+                break;
+            }
             let entries =
                 std::fs::read_dir(&dir).map_err(|e| ToolError::new(format!("list: {e}")))?;
             for entry in entries.flatten() {
+                if ids.len() > MAX_LIST {
+                    break;
+                }
                 let name = entry.file_name().to_string_lossy().into_owned();
                 if name.starts_with('.') {
                     continue;
@@ -221,6 +228,18 @@ mod tests {
             let err = ws.read("link/secret").unwrap_err();
             assert!(err.message.contains("outside the workspace"), "{err:?}");
         }
+    }
+
+    #[test]
+    fn long_listings_are_truncated() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..=MAX_LIST {
+            std::fs::write(dir.path().join(format!("a{i:04}")), "x").unwrap();
+        }
+        let ws = Workspace::open(dir.path()).unwrap();
+        let listed = ws.list().unwrap();
+        assert_eq!(listed["ids"].as_array().unwrap().len(), MAX_LIST);
+        assert_eq!(listed["truncated"], true);
     }
 
     #[test]
