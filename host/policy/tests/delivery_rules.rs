@@ -2,9 +2,11 @@
 
 mod common;
 
-use common::{call, failed, start, succeeded, turn};
+use common::{call, failed, start, succeeded, turn, view};
 use serde_json::json;
-use verdict_policy::{Admission, Decision, Delivery, Effect, FailureKind, LoopPolicy, StopReason};
+use verdict_policy::{
+    Admission, Decision, Delivery, Effect, FailureKind, FinalDecision, LoopPolicy, StopReason,
+};
 
 fn delivery<'a>(id: &'a str, admitted: Option<Effect>, receipt: Option<Effect>) -> Delivery<'a> {
     Delivery {
@@ -92,5 +94,32 @@ fn imported_failures_respect_recovery_limits() {
         Decision::Stop {
             reason: StopReason::RecoveryExhausted
         }
+    );
+}
+
+#[test]
+fn expected_delivery_is_pending_until_imported() {
+    let mut exec = start(&LoopPolicy::default());
+    let awaited = delivery("e1", Some(Effect::Write), None);
+    exec.expect_delivery(&awaited);
+    // Expecting twice registers it once.
+    exec.expect_delivery(&awaited);
+    assert_eq!(
+        exec.final_candidate("done", &view(), None),
+        FinalDecision::Stop {
+            reason: StopReason::PendingAsync
+        }
+    );
+    let mut exec = start(&LoopPolicy::default());
+    exec.expect_delivery(&awaited);
+    exec.expect_delivery(&awaited);
+    let mut arrived = delivery("e1", Some(Effect::Write), None);
+    arrived.outcome = Some(succeeded());
+    assert_eq!(exec.import_delivery(&arrived), Decision::Continue);
+    assert_eq!(exec.diagnostics().counters.admissions, 0);
+    assert_eq!(exec.diagnostics().counters.observations, 1);
+    assert_eq!(
+        exec.final_candidate("done", &view(), None),
+        FinalDecision::Answer
     );
 }

@@ -40,25 +40,36 @@ impl PolicyExecution {
     /// stops with `uncertain_effect`. Deliveries do not count as admissions
     /// of this execution.
     pub fn import_delivery(&mut self, delivery: &Delivery<'_>) -> Decision {
-        if !self.calls.contains_key(delivery.call_id) {
-            let effect = delivery
-                .admitted_effect
-                .or(delivery.receipt_effect)
-                .unwrap_or(Effect::Unknown);
-            let fingerprint = delivery
-                .arguments
-                .and_then(|args| Fingerprint::of(args).ok())
-                .unwrap_or_else(Fingerprint::absent);
-            self.calls.insert(
-                delivery.call_id.to_owned(),
-                CallState {
-                    signature: Arc::new((delivery.tool_name.to_owned(), fingerprint)),
-                    effect,
-                    settled: false,
-                },
-            );
-            self.outstanding += 1;
-        }
+        self.expect_delivery(delivery);
         self.observe(delivery.call_id, delivery.outcome.clone(), delivery.result)
+    }
+
+    /// Registers a call admitted elsewhere whose result has not arrived yet,
+    /// so a final candidate stops with `pending_async` until it is imported
+    /// (with [`PolicyExecution::import_delivery`]). The effect follows the
+    /// same order as an import; the outcome fields are not read. It is not
+    /// an admission of this execution; a call id already known is left as
+    /// it is.
+    pub fn expect_delivery(&mut self, delivery: &Delivery<'_>) {
+        if self.calls.contains_key(delivery.call_id) {
+            return;
+        }
+        let effect = delivery
+            .admitted_effect
+            .or(delivery.receipt_effect)
+            .unwrap_or(Effect::Unknown);
+        let fingerprint = delivery
+            .arguments
+            .and_then(|args| Fingerprint::of(args).ok())
+            .unwrap_or_else(Fingerprint::absent);
+        self.calls.insert(
+            delivery.call_id.to_owned(),
+            CallState {
+                signature: Arc::new((delivery.tool_name.to_owned(), fingerprint)),
+                effect,
+                settled: false,
+            },
+        );
+        self.outstanding += 1;
     }
 }

@@ -8,6 +8,7 @@
 //! | before each tool dispatch | [`PolicyExecution::admit`] | [`Admission`]: run, skip with feedback, or stop |
 //! | a tool settled | [`PolicyExecution::observe`] | [`Decision`] |
 //! | an async result delivered | [`PolicyExecution::import_delivery`] | [`Decision`] |
+//! | an async result still awaited | [`PolicyExecution::expect_delivery`] | — |
 //! | a tool batch ended | [`PolicyExecution::after_batch`] | [`BatchDecision`]: maybe a progress sample |
 //! | a final candidate | [`PolicyExecution::final_candidate`] | [`FinalDecision`]: answer, check, or stop |
 //! | a checker answered | [`PolicyExecution::completion_verdict`], [`PolicyExecution::progress_key`] | [`CheckDecision`] |
@@ -82,6 +83,7 @@
 //! | settlements deduplicated by call id | `delivery_rules::settlements_are_deduplicated` |
 //! | deliveries keep the admitted effect; legacy: receipt effect or unknown; missing outcome blocks | `delivery_rules::delivered_outcomes_keep_the_admitted_effect` |
 //! | imported failures respect recovery limits | `delivery_rules::imported_failures_respect_recovery_limits` |
+//! | an expected (carried-over) delivery is outstanding until imported, without an admission | `delivery_rules::expected_delivery_is_pending_until_imported` |
 
 mod admission;
 mod checks;
