@@ -34,15 +34,15 @@ pub mod tools;
 mod wasm_checker;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentEvent, AgentResponse, AgentStream, CallBudget, ConnectorRegistry,
-    DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice, RunOptions,
-    RunStatus,
+    Agent, AgentBuilder, AgentEvent, AgentResponse, AgentStream, AsyncDelivery, CallBudget,
+    ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice,
+    RunOptions, RunStatus,
 };
 pub use error::{AgentError, BuildError};
 pub use hooks::{BeforeTool, Hooks};
 pub use host::{HostContext, StaticHost};
 pub use tools::{
-    ExecutionReceipt, PermissionPolicy, PermissionRule, SettledCall, Tool, ToolContext, ToolError,
-    ToolManager, ToolOutcome,
+    AsyncSettler, ExecutionReceipt, PendingResult, PermissionPolicy, PermissionRule, SettledCall,
+    Tool, ToolContext, ToolError, ToolManager, ToolOutcome, ToolReturn,
 };
 pub use wasm_checker::WasmChecker;

@@ -21,7 +21,7 @@ use verdict_providers::ToolCall;
 
 use super::events::{AgentEvent, Events};
 use super::managed::Managed;
-use crate::tools::{Prepared, SettledCall, ToolManager};
+use crate::tools::{PendingResult, Prepared, SettledCall, ToolManager};
 
 /// The result text of a call the execution stopped before.
 pub(crate) const NOT_RUN_STOPPED: &str = "Not run: the host stopped this execution.";
@@ -34,6 +34,8 @@ pub(crate) struct Batch {
     pub settled: Vec<SettledCall>,
     /// Set when the policy stopped the execution.
     pub stop: Option<StopReason>,
+    /// Calls whose tool answered with a pending handle (not observed yet).
+    pub pending: Vec<(SettledCall, PendingResult)>,
 }
 
 /// Runs `calls` as one batch.
@@ -47,6 +49,7 @@ pub(crate) async fn run_batch(
     let prepared: Vec<Prepared> = calls.iter().map(|c| tools.prepare(c)).collect();
     let mut settled: Vec<Option<SettledCall>> = vec![None; calls.len()];
     let mut stop = None;
+    let mut pending = Vec::new();
     let mut next = 0;
     while next < prepared.len() && stop.is_none() && !cancel.is_cancelled() {
         let mut group = Vec::new();
@@ -98,10 +101,16 @@ pub(crate) async fn run_batch(
         let results = join_all(
             group
                 .into_iter()
-                .map(|(_, call, tool)| tools.execute(call, tool, cancel)),
+                .map(|(_, call, tool)| tools.execute_keeping(call, tool, cancel)),
         )
         .await;
-        for (index, result) in indices.into_iter().zip(results) {
+        for (index, (result, handle)) in indices.into_iter().zip(results) {
+            if let Some(handle) = handle {
+                // Started, settles later: observed when its result arrives.
+                pending.push((result.clone(), handle));
+                settled[index] = Some(result);
+                continue;
+            }
             if let Some(m) = managed.as_deref_mut()
                 && let Decision::Stop { reason } = m.observe(&result)
             {
@@ -134,5 +143,9 @@ pub(crate) async fn run_batch(
         tools.after(call);
         events.emit(|| AgentEvent::ToolCallSettled(call.clone()));
     }
-    Batch { settled, stop }
+    Batch {
+        settled,
+        stop,
+        pending,
+    }
 }

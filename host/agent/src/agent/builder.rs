@@ -145,6 +145,7 @@ impl AgentBuilder {
                     conversation_generation: 0,
                     executions: 0,
                 }),
+                async_queue: Mutex::default(),
             }),
         })
     }

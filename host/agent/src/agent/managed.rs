@@ -14,6 +14,7 @@ use verdict_policy::{
 };
 use verdict_providers::ToolCall;
 
+use super::async_results::AsyncDelivery;
 use crate::host::HostContext;
 use crate::tools::SettledCall;
 
@@ -130,6 +131,18 @@ impl Managed {
         );
         self.publish();
         decision
+    }
+
+    /// Imports a delivered async result.
+    pub(crate) fn import(&mut self, delivery: &AsyncDelivery) -> Decision {
+        let decision = self.exec.import_delivery(&delivery.as_policy());
+        self.publish();
+        decision
+    }
+
+    /// Registers an async result still awaited (outstanding until imported).
+    pub(crate) fn expect(&mut self, delivery: &AsyncDelivery) {
+        self.exec.expect_delivery(&delivery.as_policy());
     }
 
     /// After a tool batch: samples the progress key when configured.

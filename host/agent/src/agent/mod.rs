@@ -1,6 +1,7 @@
 //! The agent: a model, tools and a default loop policy, run as a managed
 //! loop ([`Agent::run`]).
 
+mod async_results;
 mod batch;
 mod builder;
 mod direct;
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use verdict_policy::{LoopDiagnostics, LoopPolicy};
 use verdict_providers::{Message, Model};
 
+pub use async_results::AsyncDelivery;
 pub use builder::AgentBuilder;
 pub use direct::DirectStream;
 pub use events::AgentEvent;
@@ -30,6 +32,7 @@ pub use stream::AgentStream;
 use crate::error::AgentError;
 use crate::host::HostContext;
 use crate::tools::ToolManager;
+use async_results::AsyncQueue;
 use lease::Lease;
 use managed::DiagnosticsSlot;
 
@@ -59,6 +62,7 @@ struct Inner {
     lease: Arc<AtomicBool>,
     diagnostics: DiagnosticsSlot,
     state: Mutex<State>,
+    async_queue: Mutex<AsyncQueue>,
 }
 
 struct State {
@@ -134,6 +138,13 @@ impl Agent {
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn async_queue(&self) -> std::sync::MutexGuard<'_, AsyncQueue> {
+        self.inner
+            .async_queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     fn new_id() -> String {

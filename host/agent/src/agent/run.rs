@@ -2,12 +2,13 @@
 //! loop policy (when configured) at every decision point.
 
 use futures::StreamExt;
-use verdict_policy::{PolicyExecution, StopReason, Turn};
+use verdict_policy::{Decision, PolicyExecution, StopReason, Turn};
 use verdict_providers::{
     CallContext, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage,
 };
 
 use super::Agent;
+use super::async_results::AsyncDelivery;
 use super::batch::run_batch;
 use super::events::{AgentEvent, Events};
 use super::lease::Lease;
@@ -56,15 +57,43 @@ impl Agent {
         options: RunOptions,
     ) -> Result<AgentResponse, AgentError> {
         let lease = Lease::take(&self.inner.lease)?;
-        self.execute(lease, input.into(), options, &Events::none())
+        self.execute(lease, Some(input.into()), options, &Events::none())
             .await
+    }
+
+    /// Continues after a `pending_async` stop (or any time async results
+    /// are queued): a new execution — under the configured policy, with
+    /// fresh admission counters — that imports the delivered results
+    /// (labelled `[async result]` user messages, observed by the policy)
+    /// before its first model dispatch, without new user input. Results
+    /// still awaited stay outstanding: a final answer before they arrive
+    /// stops with `pending_async` again, never cancelling or repeating them.
+    pub async fn continue_with_async_results(
+        &self,
+        options: RunOptions,
+    ) -> Result<AgentResponse, AgentError> {
+        let lease = Lease::take(&self.inner.lease)?;
+        self.execute(lease, None, options, &Events::none()).await
+    }
+
+    /// Delivers an async tool result (from a settler elsewhere, or a saved
+    /// queue) to the agent; the next execution imports it. Returns false
+    /// when a result for this call id was already delivered (repeated
+    /// deliveries are ignored).
+    pub fn deliver_async_result(&self, delivery: AsyncDelivery) -> bool {
+        self.async_queue().deliver(delivery)
+    }
+
+    /// The ids of the async calls whose results are still awaited.
+    pub fn pending_async_calls(&self) -> Vec<String> {
+        self.async_queue().awaited_ids()
     }
 
     /// The one implementation behind `run` and `stream`.
     pub(super) async fn execute(
         &self,
         _lease: Lease,
-        input: String,
+        input: Option<String>,
         options: RunOptions,
         events: &Events,
     ) -> Result<AgentResponse, AgentError> {
@@ -114,7 +143,9 @@ impl Agent {
             iterations: 0,
             output: String::new(),
         };
-        progress.messages.push(Message::user(input));
+        if let Some(input) = input {
+            progress.messages.push(Message::user(input));
+        }
         let status = self
             .drive(&mut progress, managed.as_mut(), &options, events)
             .await;
@@ -146,6 +177,9 @@ impl Agent {
         loop {
             if cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
+            }
+            if let Some(reason) = self.import_async(progress, managed.as_deref_mut()) {
+                return Ok(status_for(reason));
             }
             match managed.as_deref_mut() {
                 Some(m) => match m.begin_turn() {
@@ -197,7 +231,13 @@ impl Agent {
                 progress.output.clone_from(&text);
             }
             if response.tool_calls.is_empty() {
+                if let Some(reason) = self.import_async(progress, managed.as_deref_mut()) {
+                    return Ok(status_for(reason));
+                }
                 let Some(m) = managed.as_deref_mut() else {
+                    if !self.pending_async_calls().is_empty() {
+                        return Ok(RunStatus::Stopped(StopReason::PendingAsync));
+                    }
                     return Ok(RunStatus::Completed);
                 };
                 let outcome = m.final_candidate(&text, cancel).await;
@@ -231,6 +271,12 @@ impl Agent {
                     .map(|s| Message::ToolResult(s.to_result())),
             );
             progress.tool_calls.extend(batch.settled);
+            {
+                let mut queue = self.async_queue();
+                for (settled, handle) in batch.pending {
+                    queue.await_handle(&settled, handle);
+                }
+            }
             if cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
             }
@@ -250,6 +296,36 @@ impl Agent {
                 r#loop: managed.as_deref().map(Managed::diagnostics),
             });
         }
+    }
+
+    /// Imports the async results that arrived (a labelled user message and
+    /// a policy observation each) and registers the ones still awaited as
+    /// outstanding. Returns the stop an import caused.
+    fn import_async(
+        &self,
+        progress: &mut Progress,
+        mut managed: Option<&mut Managed>,
+    ) -> Option<StopReason> {
+        let (arrived, awaited) = {
+            let mut queue = self.async_queue();
+            (queue.take_arrived(), queue.awaited())
+        };
+        let mut stop = None;
+        for delivery in &arrived {
+            progress.messages.push(Message::user(delivery.message()));
+            progress.tool_calls.push(delivery.to_settled());
+            if let Some(m) = managed.as_deref_mut()
+                && let Decision::Stop { reason } = m.import(delivery)
+            {
+                stop.get_or_insert(reason);
+            }
+        }
+        if let Some(m) = managed {
+            for delivery in &awaited {
+                m.expect(delivery);
+            }
+        }
+        stop
     }
 
     /// One model call: whole for `run`, streamed (text deltas forwarded)

@@ -59,7 +59,7 @@ impl Agent {
         let input = input.into();
         tokio::spawn(async move {
             let sink = Events::to(sender.clone());
-            let last = match agent.execute(lease, input, options, &sink).await {
+            let last = match agent.execute(lease, Some(input), options, &sink).await {
                 Ok(response) => AgentEvent::ResponseComplete(Box::new(response)),
                 Err(error) => AgentEvent::Failed(error),
             };

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::FutureExt;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use verdict_policy::{Effect, FailureKind};
 use verdict_providers::{ToolCall, ToolDefinition};
@@ -14,6 +15,7 @@ use verdict_providers::{ToolCall, ToolDefinition};
 use super::outcome::{
     ExecutionReceipt, SettledCall, ToolOutcome, result_fingerprint, sanitize_error,
 };
+use super::pending::{PendingResult, ToolReturn};
 use super::permission::PermissionPolicy;
 use super::tool::{Tool, ToolContext, ToolDefinitionError};
 use crate::hooks::Hooks;
@@ -108,33 +110,54 @@ impl ToolManager {
     /// Validates, checks permission and runs a prepared call within its
     /// deadline; `cancel` ends it early. Argument and permission failures
     /// never start the tool and carry no receipt.
+    ///
+    /// An async tool's pending handle is dropped here (its later result has
+    /// nowhere to go); the agent loop keeps it.
     pub async fn execute(
         &self,
         call: ToolCall,
         tool: Option<Arc<Tool>>,
         cancel: &CancellationToken,
     ) -> SettledCall {
+        self.execute_keeping(call, tool, cancel).await.0
+    }
+
+    /// [`ToolManager::execute`], keeping an async tool's pending handle.
+    pub(crate) async fn execute_keeping(
+        &self,
+        call: ToolCall,
+        tool: Option<Arc<Tool>>,
+        cancel: &CancellationToken,
+    ) -> (SettledCall, Option<PendingResult>) {
         let Some(tool) = tool else {
             let error = format!(
                 "no tool named `{}` is available",
                 sanitize_error(&call.name)
             );
-            return failed(call, Effect::Unknown, FailureKind::Arguments, error);
+            return (
+                failed(call, Effect::Unknown, FailureKind::Arguments, error),
+                None,
+            );
         };
         if let Some(error) = tool.argument_error(&call.arguments) {
             let error = format!("invalid arguments: {}", sanitize_error(&error));
-            return failed(call, tool.effect, FailureKind::Arguments, error);
+            return (
+                failed(call, tool.effect, FailureKind::Arguments, error),
+                None,
+            );
         }
         if !self.permissions.allows(&call).await {
             let error = format!("permission to run `{}` was denied", tool.name);
-            return failed(call, tool.effect, FailureKind::Permission, error);
+            return (
+                failed(call, tool.effect, FailureKind::Permission, error),
+                None,
+            );
         }
         if cancel.is_cancelled() {
-            return failed(
-                call,
-                tool.effect,
-                FailureKind::Cancelled,
-                "cancelled before it started".to_owned(),
+            let error = "cancelled before it started".to_owned();
+            return (
+                failed(call, tool.effect, FailureKind::Cancelled, error),
+                None,
             );
         }
         let started = Instant::now();
@@ -143,6 +166,7 @@ impl ToolManager {
             cancel: cancel.child_token(),
         };
         let run = AssertUnwindSafe((tool.run)(call.arguments.clone(), ctx)).catch_unwind();
+        let mut pending = None;
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => ToolOutcome::Failed {
@@ -157,7 +181,11 @@ impl ToolManager {
                 Ok(Err(_panic)) => ToolOutcome::Unknown {
                     error: "the tool panicked; whether it took effect is unknown".to_owned(),
                 },
-                Ok(Ok(Ok(value))) => ToolOutcome::Succeeded { value },
+                Ok(Ok(Ok(ToolReturn::Ready(value)))) => ToolOutcome::Succeeded { value },
+                Ok(Ok(Ok(ToolReturn::Pending(handle)))) => {
+                    pending = Some(handle);
+                    ToolOutcome::Succeeded { value: Value::Null }
+                }
                 // A tool that gave up because the run was cancelled.
                 Ok(Ok(Err(_))) if cancel.is_cancelled() => ToolOutcome::Failed {
                     kind: FailureKind::Cancelled,
@@ -175,16 +203,18 @@ impl ToolManager {
             effect: tool.effect,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             result_fingerprint: match &outcome {
-                ToolOutcome::Succeeded { value } => result_fingerprint(value),
+                ToolOutcome::Succeeded { value } if pending.is_none() => result_fingerprint(value),
                 _ => None,
             },
         };
-        SettledCall {
+        let settled = SettledCall {
             call,
             effect: tool.effect,
             outcome,
             receipt: Some(receipt),
-        }
+            pending: pending.is_some(),
+        };
+        (settled, pending)
     }
 }
 
@@ -194,5 +224,6 @@ fn failed(call: ToolCall, effect: Effect, kind: FailureKind, error: String) -> S
         effect,
         outcome: ToolOutcome::Failed { kind, error },
         receipt: None,
+        pending: false,
     }
 }

@@ -4,10 +4,13 @@
 
 mod manager;
 mod outcome;
+mod pending;
 mod permission;
 mod tool;
 
 pub use manager::{Prepared, ToolManager};
 pub use outcome::{ExecutionReceipt, SettledCall, ToolOutcome, sanitize_error};
+pub(crate) use pending::Poll;
+pub use pending::{AsyncSettler, PendingResult, ToolReturn};
 pub use permission::{AskFn, PermissionPolicy, PermissionRule};
 pub use tool::{DEFAULT_DEADLINE, Tool, ToolContext, ToolDefinitionError, ToolError};

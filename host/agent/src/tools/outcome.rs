@@ -41,6 +41,42 @@ pub enum ToolOutcome {
     },
 }
 
+impl ToolOutcome {
+    /// The framework outcome the policy observes; `executed` says whether
+    /// the tool actually ran (it has a receipt).
+    pub fn to_policy(&self, executed: bool) -> Outcome {
+        let (status, failure) = match self {
+            Self::Succeeded { .. } => (OutcomeStatus::Succeeded, None),
+            Self::Failed { kind, .. } => (OutcomeStatus::Failed, Some(*kind)),
+            Self::NotStarted { .. } => (OutcomeStatus::NotStarted, None),
+            Self::Unknown { .. } => (OutcomeStatus::Unknown, None),
+        };
+        Outcome {
+            status,
+            failure,
+            executed,
+            result_fingerprint: None,
+        }
+    }
+
+    /// The content and error flag of the result message for the model.
+    pub(crate) fn content(&self) -> (String, bool) {
+        match self {
+            Self::Succeeded { value } => (
+                match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                },
+                false,
+            ),
+            Self::Failed { error, .. } | Self::Unknown { error } => {
+                (format!("error: {error}"), true)
+            }
+            Self::NotStarted { message } => (message.clone(), false),
+        }
+    }
+}
+
 /// Proof that a tool actually ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecutionReceipt {
@@ -70,6 +106,10 @@ pub struct SettledCall {
     /// Present only when the tool actually ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt: Option<ExecutionReceipt>,
+    /// True when the tool answered with a pending handle: the call started,
+    /// its result arrives later (the outcome is then a placeholder).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 impl SettledCall {
@@ -82,24 +122,13 @@ impl SettledCall {
                 message: message.into(),
             },
             receipt: None,
+            pending: false,
         }
     }
 
     /// The framework outcome the policy observes.
     pub fn policy_outcome(&self) -> Outcome {
-        let executed = self.receipt.is_some();
-        let (status, failure) = match &self.outcome {
-            ToolOutcome::Succeeded { .. } => (OutcomeStatus::Succeeded, None),
-            ToolOutcome::Failed { kind, .. } => (OutcomeStatus::Failed, Some(*kind)),
-            ToolOutcome::NotStarted { .. } => (OutcomeStatus::NotStarted, None),
-            ToolOutcome::Unknown { .. } => (OutcomeStatus::Unknown, None),
-        };
-        Outcome {
-            status,
-            failure,
-            executed,
-            result_fingerprint: None,
-        }
+        self.outcome.to_policy(self.receipt.is_some())
     }
 
     /// The returned value, when the call succeeded.
@@ -113,17 +142,8 @@ impl SettledCall {
     /// The result message sent back to the model.
     pub fn to_result(&self) -> ToolResult {
         let (content, is_error) = match &self.outcome {
-            ToolOutcome::Succeeded { value } => (
-                match value {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                },
-                false,
-            ),
-            ToolOutcome::Failed { error, .. } | ToolOutcome::Unknown { error } => {
-                (format!("error: {error}"), true)
-            }
-            ToolOutcome::NotStarted { message } => (message.clone(), false),
+            _ if self.pending => (PENDING_RESULT.to_owned(), false),
+            outcome => outcome.content(),
         };
         ToolResult {
             call_id: self.call.id.clone(),
@@ -133,6 +153,10 @@ impl SettledCall {
         }
     }
 }
+
+/// The result text of a call whose tool answered with a pending handle.
+pub(crate) const PENDING_RESULT: &str =
+    "Pending: this call runs asynchronously; its result will be delivered later.";
 
 /// The fingerprint of a result value, when it can be computed.
 pub(crate) fn result_fingerprint(value: &Value) -> Option<String> {
@@ -201,6 +225,7 @@ mod tests {
                 error: "denied".into(),
             },
             receipt: None,
+            pending: false,
         };
         let outcome = denied.policy_outcome();
         assert_eq!(outcome.status, OutcomeStatus::Failed);

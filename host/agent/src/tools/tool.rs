@@ -12,6 +12,8 @@ use tokio_util::sync::CancellationToken;
 use verdict_policy::Effect;
 use verdict_providers::ToolDefinition;
 
+use super::pending::ToolReturn;
+
 /// The deadline a tool gets unless it declares one.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -61,8 +63,9 @@ pub enum ToolDefinitionError {
     },
 }
 
-type ToolFn =
-    Arc<dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync>;
+type ToolFn = Arc<
+    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolReturn, ToolError>> + Send + Sync,
+>;
 
 /// A tool the model may call.
 #[derive(Clone)]
@@ -98,6 +101,27 @@ impl Tool {
     where
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let run = Arc::new(run);
+        Self::new_async(name, parameters, move |args, ctx| {
+            let run = Arc::clone(&run);
+            async move { run(args, ctx).await.map(ToolReturn::Ready) }
+        })
+    }
+
+    /// A tool that may answer with a pending handle
+    /// ([`ToolReturn::Pending`]) and settle later. A final answer while its
+    /// result is outstanding stops the run with `pending_async`; the result
+    /// is injected into the next execution of the agent (a normal `run` or
+    /// [`crate::Agent::continue_with_async_results`]).
+    pub fn new_async<F, Fut>(
+        name: impl Into<String>,
+        parameters: Value,
+        run: F,
+    ) -> Result<Self, ToolDefinitionError>
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolReturn, ToolError>> + Send + 'static,
     {
         let name = name.into();
         let valid_name = (1..=64).contains(&name.len())

@@ -1,0 +1,190 @@
+//! Async results: pending handles the agent awaits, deliveries that
+//! arrived, and the call ids already delivered (deduplication).
+
+use std::collections::{HashSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use verdict_policy::{Delivery, Effect};
+use verdict_providers::ToolCall;
+
+use crate::tools::{ExecutionReceipt, PendingResult, Poll, SettledCall, ToolOutcome};
+
+/// How many delivered call ids the agent remembers for deduplication.
+const MAX_REMEMBERED: usize = 4096;
+
+/// An async tool result delivered to the agent, imported by its next
+/// execution before the next model dispatch or completion check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AsyncDelivery {
+    /// The call's id: repeated deliveries of one id are imported once.
+    pub call_id: String,
+    /// The tool's name at invocation.
+    pub tool_name: String,
+    /// The effect chosen at admission, when retained; it wins over the
+    /// tool's current registration, which is never consulted.
+    #[serde(default)]
+    pub admitted_effect: Option<Effect>,
+    /// The execution receipt, when the tool ran (a legacy result without
+    /// admission metadata uses its effect, else `unknown`).
+    #[serde(default)]
+    pub receipt: Option<ExecutionReceipt>,
+    /// The call's arguments, when retained.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// The authentic outcome; `None` blocks a possible action (a write or
+    /// unknown effect) with `uncertain_effect`.
+    #[serde(default)]
+    pub outcome: Option<ToolOutcome>,
+}
+
+impl AsyncDelivery {
+    /// The policy engine's view of it.
+    pub(crate) fn as_policy(&self) -> Delivery<'_> {
+        let executed = self.receipt.is_some();
+        Delivery {
+            call_id: &self.call_id,
+            tool_name: &self.tool_name,
+            admitted_effect: self.admitted_effect,
+            receipt_effect: self.receipt.as_ref().map(|r| r.effect),
+            arguments: self.arguments.as_ref(),
+            outcome: self.outcome.as_ref().map(|o| o.to_policy(executed)),
+            result: match &self.outcome {
+                Some(ToolOutcome::Succeeded { value }) => Some(value),
+                _ => None,
+            },
+        }
+    }
+
+    /// The settled call recorded in the response.
+    pub(crate) fn to_settled(&self) -> SettledCall {
+        SettledCall {
+            call: ToolCall {
+                id: self.call_id.clone(),
+                name: self.tool_name.clone(),
+                arguments: self.arguments.clone().unwrap_or(Value::Null),
+                signature: None,
+            },
+            effect: self
+                .admitted_effect
+                .or(self.receipt.as_ref().map(|r| r.effect))
+                .unwrap_or(Effect::Unknown),
+            outcome: self
+                .outcome
+                .clone()
+                .unwrap_or_else(|| ToolOutcome::Unknown {
+                    error: "no outcome was delivered".to_owned(),
+                }),
+            receipt: self.receipt.clone(),
+            pending: false,
+        }
+    }
+
+    /// The labelled user message that carries it to the model.
+    pub(crate) fn message(&self) -> String {
+        let content = match &self.outcome {
+            Some(outcome) => outcome.content().0,
+            None => "error: no outcome was delivered".to_owned(),
+        };
+        format!(
+            "[async result] {} (call {}): {content}",
+            self.tool_name, self.call_id
+        )
+    }
+}
+
+/// A pending handle the agent awaits.
+struct Awaited {
+    call: ToolCall,
+    effect: Effect,
+    receipt: Option<ExecutionReceipt>,
+    handle: PendingResult,
+}
+
+/// The agent's async results.
+#[derive(Default)]
+pub(crate) struct AsyncQueue {
+    awaited: Vec<Awaited>,
+    arrived: VecDeque<AsyncDelivery>,
+    delivered: HashSet<String>,
+    delivered_order: VecDeque<String>,
+}
+
+impl AsyncQueue {
+    /// Awaits the handle of a call that answered pending.
+    pub(crate) fn await_handle(&mut self, settled: &SettledCall, handle: PendingResult) {
+        self.awaited.push(Awaited {
+            call: settled.call.clone(),
+            effect: settled.effect,
+            receipt: settled.receipt.clone(),
+            handle,
+        });
+    }
+
+    /// Queues a delivery; false when its call id was already delivered.
+    pub(crate) fn deliver(&mut self, delivery: AsyncDelivery) -> bool {
+        if self.delivered.contains(&delivery.call_id) {
+            return false;
+        }
+        if self.delivered_order.len() == MAX_REMEMBERED
+            && let Some(oldest) = self.delivered_order.pop_front()
+        {
+            self.delivered.remove(&oldest);
+        }
+        self.delivered.insert(delivery.call_id.clone());
+        self.delivered_order.push_back(delivery.call_id.clone());
+        self.awaited.retain(|a| a.call.id != delivery.call_id);
+        self.arrived.push_back(delivery);
+        true
+    }
+
+    /// Moves settled (or abandoned) handles to the arrived deliveries and
+    /// takes them all.
+    pub(crate) fn take_arrived(&mut self) -> Vec<AsyncDelivery> {
+        let mut settled = Vec::new();
+        self.awaited.retain_mut(|awaited| {
+            let outcome = match awaited.handle.poll() {
+                Poll::Waiting => return true,
+                Poll::Settled(Ok(value)) => Some(ToolOutcome::Succeeded { value }),
+                Poll::Settled(Err(error)) => Some(ToolOutcome::Failed {
+                    kind: verdict_policy::FailureKind::Execution,
+                    error: crate::tools::sanitize_error(&error.message),
+                }),
+                Poll::Lost => None,
+            };
+            settled.push(AsyncDelivery {
+                call_id: awaited.call.id.clone(),
+                tool_name: awaited.call.name.clone(),
+                admitted_effect: Some(awaited.effect),
+                receipt: awaited.receipt.clone(),
+                arguments: Some(awaited.call.arguments.clone()),
+                outcome,
+            });
+            false
+        });
+        for delivery in settled {
+            self.deliver(delivery);
+        }
+        self.arrived.drain(..).collect()
+    }
+
+    /// The calls still awaited, as expected deliveries.
+    pub(crate) fn awaited(&self) -> Vec<AsyncDelivery> {
+        self.awaited
+            .iter()
+            .map(|a| AsyncDelivery {
+                call_id: a.call.id.clone(),
+                tool_name: a.call.name.clone(),
+                admitted_effect: Some(a.effect),
+                receipt: a.receipt.clone(),
+                arguments: Some(a.call.arguments.clone()),
+                outcome: None,
+            })
+            .collect()
+    }
+
+    /// The ids of the calls still awaited.
+    pub(crate) fn awaited_ids(&self) -> Vec<String> {
+        self.awaited.iter().map(|a| a.call.id.clone()).collect()
+    }
+}
