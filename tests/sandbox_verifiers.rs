@@ -244,3 +244,39 @@ fn inspect_reports_roles_imports_and_acceptance() {
     assert_eq!(info.kind, WasmKind::CoreModule);
     assert!(info.rejected.is_some());
 }
+
+#[test]
+fn wasm_checker_serves_the_policy_traits_and_sums_metrics() {
+    use std::sync::Mutex;
+    use verdict_policy::{CheckerError, CompletionChecker, ProgressChecker};
+    use verdict_sandbox::{CheckerTotals, WasmChecker};
+
+    let totals = Arc::new(Mutex::new(CheckerTotals::default()));
+    let (tenant, _) = ready_tenant("t");
+    let both =
+        WasmChecker::new(load(guests::GOOD_BOTH), tenant.clone()).with_totals(totals.clone());
+    assert!(both.check(&read_packet()).unwrap().complete);
+    assert_eq!(
+        ProgressChecker::progress_key(&both, &read_packet())
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(CompletionChecker::identity(&both).len(), 64);
+
+    let spin_tenant = tenant.with_limits(Limits {
+        fuel: 1_000_000,
+        ..Limits::default()
+    });
+    let spin =
+        WasmChecker::new(load(guests::HOSTILE_SPIN), spin_tenant).with_totals(totals.clone());
+    assert_eq!(spin.check(&read_packet()), Err(CheckerError::Timeout));
+
+    let totals = totals.lock().unwrap().clone();
+    assert_eq!(
+        (totals.checks, totals.progress_samples, totals.errors),
+        (2, 1, 1)
+    );
+    assert!(totals.fuel_used >= 1_000_000);
+    assert!(totals.artifact_reads >= 2);
+}

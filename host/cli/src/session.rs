@@ -1,7 +1,7 @@
 //! Builds the agent of one configuration: its connector, built-in tools,
 //! loop policy and the chosen tenant's verifiers.
 
-use crate::checker::{MeteredChecker, Totals};
+use crate::checker::Totals;
 use crate::config::locate::Seg;
 use crate::config::{ConfigError, ConfigFile, VerifierSource};
 use crate::workspace::Workspace;
@@ -9,6 +9,7 @@ use std::sync::Arc;
 use verdict_agent::{Agent, ConnectorRegistry};
 use verdict_policy::{CompletionChecker, LoopPolicy, ProgressChecker};
 use verdict_providers::{Connector, ConnectorConfig, Credential};
+use verdict_sandbox::WasmChecker;
 use verdict_sandbox::{DirStore, Limits, Tenant, Verifier, VerifierHost};
 
 /// Why a session could not be set up; nothing ran.
@@ -156,19 +157,15 @@ impl Checkers {
         let mut checkers = Self::default();
         if let Some(spec) = &section.completion {
             let verifier = load_verifier(file, host, name, "completion", spec)?;
-            checkers.completion = Some(Arc::new(MeteredChecker::new(
-                verifier,
-                tenant.clone(),
-                totals.clone(),
-            )));
+            checkers.completion = Some(Arc::new(
+                WasmChecker::new(verifier, tenant.clone()).with_totals(totals.clone()),
+            ));
         }
         if let Some(spec) = &section.progress {
             let verifier = load_verifier(file, host, name, "progress", spec)?;
-            checkers.progress = Some(Arc::new(MeteredChecker::new(
-                verifier,
-                tenant,
-                totals.clone(),
-            )));
+            checkers.progress = Some(Arc::new(
+                WasmChecker::new(verifier, tenant).with_totals(totals.clone()),
+            ));
         }
         Ok(checkers)
     }

@@ -11,6 +11,7 @@ pub mod artifacts;
 mod bindings;
 mod cache;
 mod cancel;
+mod checker;
 mod convert;
 mod error;
 mod host;
@@ -27,6 +28,7 @@ mod verifier;
 
 pub use artifacts::{ArtifactData, ArtifactError, ArtifactStore, DirStore, MemoryStore};
 pub use cancel::CancelHandle;
+pub use checker::{CheckerTotals, WasmChecker};
 pub use error::{CheckError, LoadError, TrapKind};
 pub use host::{HostConfig, LoadSource, VerifierHost};
 pub use inspect::{Inspection, Role, WasmKind};
