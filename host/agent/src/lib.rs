@@ -24,12 +24,14 @@
 //! | `tools/` | [`Tool`], [`ToolManager`], permissions, outcomes and receipts |
 //! | `hooks.rs` | before-tool and after-tool hooks |
 //! | `host.rs` | [`HostContext`]: the scope a check captures |
+//! | `task_state.rs` | [`TaskStateStore`]: the bounded task state checkers see |
 //! | `wasm_checker.rs` | [`WasmChecker`]: a wasm verifier as completion/progress checker |
 
 mod agent;
 mod error;
 pub mod hooks;
 mod host;
+mod task_state;
 pub mod tools;
 mod wasm_checker;
 
@@ -41,6 +43,7 @@ pub use agent::{
 pub use error::{AgentError, BuildError};
 pub use hooks::{BeforeTool, Hooks};
 pub use host::{HostContext, StaticHost};
+pub use task_state::{DEFAULT_TASK_STATE_BYTES, TaskStateError, TaskStateStore};
 pub use tools::{
     AsyncSettler, ExecutionReceipt, PendingResult, PermissionPolicy, PermissionRule, SettledCall,
     Tool, ToolContext, ToolError, ToolManager, ToolOutcome, ToolReturn,

@@ -11,6 +11,7 @@ use super::{Agent, DEFAULT_MAX_ITERATIONS, Inner, State};
 use crate::error::BuildError;
 use crate::hooks::Hooks;
 use crate::host::{HostContext, StaticHost};
+use crate::task_state::{TaskStateStore, WithTaskState};
 use crate::tools::{PermissionPolicy, Tool, ToolManager};
 
 /// Builds an [`Agent`].
@@ -27,6 +28,7 @@ pub struct AgentBuilder {
     hooks: Hooks,
     policy: Option<LoopPolicy>,
     host: Option<Arc<dyn HostContext>>,
+    task_state: Option<TaskStateStore>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -108,6 +110,15 @@ impl AgentBuilder {
         self
     }
 
+    /// Keeps task state in `store`: its snapshot goes into every check
+    /// packet, and its generation (bumped by a restore) is part of the task
+    /// generation the stale-view guard compares. It overrides the host
+    /// context's own task state.
+    pub fn task_state(mut self, store: TaskStateStore) -> Self {
+        self.task_state = Some(store);
+        self
+    }
+
     /// Builds the agent.
     pub fn build(self) -> Result<Agent, BuildError> {
         if let Some(error) = self.connector_error {
@@ -127,6 +138,14 @@ impl AgentBuilder {
         }
         tools.set_permissions(self.permissions);
         tools.set_hooks(self.hooks);
+        let host = self.host.unwrap_or_else(|| Arc::new(StaticHost::default()));
+        let host: Arc<dyn HostContext> = match &self.task_state {
+            Some(store) => Arc::new(WithTaskState {
+                host,
+                store: store.clone(),
+            }),
+            None => host,
+        };
         Ok(Agent {
             inner: Arc::new(Inner {
                 id: Agent::new_id(),
@@ -137,7 +156,8 @@ impl AgentBuilder {
                 max_iterations,
                 tools,
                 policy: self.policy,
-                host: self.host.unwrap_or_else(|| Arc::new(StaticHost::default())),
+                host,
+                task_state: self.task_state,
                 lease: Arc::new(AtomicBool::new(false)),
                 diagnostics: Arc::new(Mutex::new(None)),
                 state: Mutex::new(State {

@@ -31,6 +31,7 @@ pub use stream::AgentStream;
 
 use crate::error::AgentError;
 use crate::host::HostContext;
+use crate::task_state::TaskStateStore;
 use crate::tools::ToolManager;
 use async_results::AsyncQueue;
 use lease::Lease;
@@ -59,6 +60,7 @@ struct Inner {
     tools: ToolManager,
     policy: Option<LoopPolicy>,
     host: Arc<dyn HostContext>,
+    task_state: Option<TaskStateStore>,
     lease: Arc<AtomicBool>,
     diagnostics: DiagnosticsSlot,
     state: Mutex<State>,
@@ -98,6 +100,11 @@ impl Agent {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// The agent's task-state store, when built with one.
+    pub fn task_state(&self) -> Option<TaskStateStore> {
+        self.inner.task_state.clone()
     }
 
     /// The conversation so far (user input, model turns, tool results,

@@ -1,0 +1,122 @@
+//! Scenario tests of the built-in task-state store: its snapshot in the
+//! check packet, and a same-revision restore seen by the stale-view guard.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{agent_on, any_object, completion, scripted};
+use serde_json::json;
+use verdict_agent::{RunOptions, RunStatus, TaskStateStore, Tool};
+use verdict_policy::{Effect, LoopPolicy, StopReason, Verdict};
+use verdict_providers::fake::Turn;
+
+#[tokio::test]
+async fn checker_sees_the_task_state_snapshot() {
+    let model = scripted(vec![
+        Turn::text("Done."),
+        Turn::tool_call("s1", "record_step", json!({})),
+        Turn::text("Done now."),
+    ]);
+    let store = TaskStateStore::new("task-9");
+    let writer = store.clone();
+    let tool = Tool::new("record_step", any_object(), move |_, _| {
+        let writer = writer.clone();
+        async move {
+            writer.update(json!({"step": "recorded"})).unwrap();
+            Ok(json!("recorded"))
+        }
+    })
+    .unwrap()
+    .with_effect(Effect::Write);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+        let state = packet.task_state.clone().unwrap();
+        log.lock()
+            .unwrap()
+            .push((state.host_scope.clone(), state.revision));
+        Ok(Verdict {
+            complete: state.payload == json!({"step": "recorded"}),
+            reason: None,
+            feedback: Some("Record the step first.".into()),
+        })
+    }));
+    let agent = agent_on(&model)
+        .tool(tool)
+        .task_state(store.clone())
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let run = agent
+        .run("Do the task.", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![("task-9".to_owned(), 0), ("task-9".to_owned(), 1)]
+    );
+    assert_eq!(agent.task_state().unwrap().snapshot().revision, 1);
+}
+
+#[tokio::test]
+async fn same_revision_restore_during_a_check_stops_with_state_changed() {
+    let model = scripted(vec![Turn::text("Done.")]);
+    let store = TaskStateStore::new("task-9");
+    store.update(json!({"step": 1})).unwrap();
+    let restorer = store.clone();
+    let checks = Arc::new(AtomicUsize::new(0));
+    let counter = checks.clone();
+    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        // The host restores the same revision while the check runs.
+        restorer.restore(&restorer.snapshot()).unwrap();
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    }));
+    let agent = agent_on(&model)
+        .task_state(store.clone())
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let run = agent
+        .run("Do the task.", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Stopped(StopReason::StateChanged));
+    assert_eq!(checks.load(Ordering::SeqCst), 1);
+    let snap = store.snapshot();
+    assert_eq!((snap.revision, snap.generation), (1, 1));
+}
+
+#[tokio::test]
+async fn without_a_restore_the_same_check_completes() {
+    let model = scripted(vec![Turn::text("Done.")]);
+    let store = TaskStateStore::new("task-9");
+    let reader = store.clone();
+    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+        // Reading and updating the revision is not a restore.
+        reader.update(json!({"read": true})).unwrap();
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    }));
+    let agent = agent_on(&model)
+        .task_state(store)
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let run = agent
+        .run("Do the task.", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+}
