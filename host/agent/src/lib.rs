@@ -23,12 +23,14 @@
 //! | `agent/lease.rs` | one execution at a time per agent |
 //! | `tools/` | [`Tool`], [`ToolManager`], permissions, outcomes and receipts |
 //! | `hooks.rs` | before-tool and after-tool hooks |
+//! | `helper.rs` | [`HelperModel`]: the only way a native checker calls a model |
 //! | `host.rs` | [`HostContext`]: the scope a check captures |
 //! | `task_state.rs` | [`TaskStateStore`]: the bounded task state checkers see |
 //! | `wasm_checker.rs` | [`WasmChecker`]: a wasm verifier as completion/progress checker |
 
 mod agent;
 mod error;
+mod helper;
 pub mod hooks;
 mod host;
 mod task_state;
@@ -41,6 +43,7 @@ pub use agent::{
     RunOptions, RunStatus,
 };
 pub use error::{AgentError, BuildError};
+pub use helper::{HelperError, HelperModel};
 pub use hooks::{BeforeTool, Hooks};
 pub use host::{HostContext, StaticHost};
 pub use task_state::{DEFAULT_TASK_STATE_BYTES, TaskStateError, TaskStateStore};

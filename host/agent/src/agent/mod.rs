@@ -24,6 +24,7 @@ pub use async_results::AsyncDelivery;
 pub use builder::AgentBuilder;
 pub use direct::DirectStream;
 pub use events::AgentEvent;
+pub(crate) use options::BUDGET_SPENT;
 pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
 pub use registry::ConnectorRegistry;
 pub use response::{AgentResponse, RunStatus};
