@@ -20,6 +20,7 @@
 //! | `agent/managed.rs` | the policy execution and its checkers (the one decision path) |
 //! | `agent/response.rs` | [`AgentResponse`], [`RunStatus`] |
 //! | `agent/registry.rs` | [`ConnectorRegistry`] |
+//! | `agent/routing.rs` | [`Router`]: connector and model chosen once per execution |
 //! | `agent/lease.rs` | one execution at a time per agent |
 //! | `tools/` | [`Tool`], [`ToolManager`], permissions, outcomes and receipts |
 //! | `hooks.rs` | before-tool and after-tool hooks |
@@ -40,7 +41,7 @@ mod wasm_checker;
 pub use agent::{
     Agent, AgentBuilder, AgentEvent, AgentResponse, AgentStream, AsyncDelivery, CallBudget,
     ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice,
-    RunOptions, RunStatus,
+    Route, RouteDiagnostics, RouteRequest, Router, RouterFn, RunOptions, RunStatus,
 };
 pub use error::{AgentError, BuildError};
 pub use helper::{HelperError, HelperModel};

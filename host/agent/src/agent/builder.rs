@@ -7,6 +7,7 @@ use verdict_policy::LoopPolicy;
 use verdict_providers::Model;
 
 use super::registry::ConnectorRegistry;
+use super::routing::{Router, Routing};
 use super::{Agent, DEFAULT_MAX_ITERATIONS, Inner, State};
 use crate::error::BuildError;
 use crate::hooks::Hooks;
@@ -29,6 +30,7 @@ pub struct AgentBuilder {
     policy: Option<LoopPolicy>,
     host: Option<Arc<dyn HostContext>>,
     task_state: Option<TaskStateStore>,
+    routing: Option<Routing>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -119,6 +121,19 @@ impl AgentBuilder {
         self
     }
 
+    /// Routes every new execution: `router` chooses a connector of
+    /// `registry` and a model id once, before the execution starts.
+    /// Recovery, retries, tool iterations and continuations keep that
+    /// binding; a routing error or an unknown connector falls back to the
+    /// agent's own model (recorded in the route diagnostics).
+    pub fn router(mut self, registry: &ConnectorRegistry, router: Arc<dyn Router>) -> Self {
+        self.routing = Some(Routing {
+            registry: registry.clone(),
+            router,
+        });
+        self
+    }
+
     /// Builds the agent.
     pub fn build(self) -> Result<Agent, BuildError> {
         if let Some(error) = self.connector_error {
@@ -158,12 +173,14 @@ impl AgentBuilder {
                 policy: self.policy,
                 host,
                 task_state: self.task_state,
+                routing: self.routing,
                 lease: Arc::new(AtomicBool::new(false)),
                 diagnostics: Arc::new(Mutex::new(None)),
                 state: Mutex::new(State {
                     conversation: Vec::new(),
                     conversation_generation: 0,
                     executions: 0,
+                    binding: None,
                 }),
                 async_queue: Mutex::default(),
             }),

@@ -11,6 +11,7 @@ mod managed;
 mod options;
 mod registry;
 mod response;
+mod routing;
 mod run;
 mod stream;
 
@@ -28,6 +29,7 @@ pub(crate) use options::BUDGET_SPENT;
 pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
 pub use registry::ConnectorRegistry;
 pub use response::{AgentResponse, RunStatus};
+pub use routing::{Route, RouteDiagnostics, RouteRequest, Router, RouterFn};
 pub use stream::AgentStream;
 
 use crate::error::AgentError;
@@ -62,6 +64,7 @@ struct Inner {
     policy: Option<LoopPolicy>,
     host: Arc<dyn HostContext>,
     task_state: Option<TaskStateStore>,
+    routing: Option<routing::Routing>,
     lease: Arc<AtomicBool>,
     diagnostics: DiagnosticsSlot,
     state: Mutex<State>,
@@ -73,6 +76,8 @@ struct State {
     /// Changes whenever the conversation is replaced.
     conversation_generation: u64,
     executions: u64,
+    /// The routed binding of the latest execution (kept by continuations).
+    binding: Option<routing::Binding>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -101,6 +106,11 @@ impl Agent {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// How the latest execution was routed; `None` without a router.
+    pub fn last_route(&self) -> Option<RouteDiagnostics> {
+        self.state().binding.as_ref().map(|b| b.diagnostics.clone())
     }
 
     /// The agent's task-state store, when built with one.

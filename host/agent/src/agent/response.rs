@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use verdict_policy::{LoopDiagnostics, StopReason};
 use verdict_providers::Usage;
 
+use super::routing::RouteDiagnostics;
 use crate::tools::SettledCall;
 
 /// How a run finished (the provider-level status; the host workflow status
@@ -35,4 +36,8 @@ pub struct AgentResponse {
     /// The policy execution's diagnostics, when the run had a policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#loop: Option<LoopDiagnostics>,
+    /// How the execution was routed, when the agent has a router (kept
+    /// apart from the loop diagnostics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<RouteDiagnostics>,
 }

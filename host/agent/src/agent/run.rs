@@ -1,10 +1,12 @@
 //! `Agent::run`: model call → tool calls → results → next call, with the
 //! loop policy (when configured) at every decision point.
 
+use std::sync::Arc;
+
 use futures::StreamExt;
 use verdict_policy::{Decision, PolicyExecution, StopReason, Turn};
 use verdict_providers::{
-    CallContext, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage,
+    CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage,
 };
 
 use super::Agent;
@@ -15,6 +17,7 @@ use super::lease::Lease;
 use super::managed::{FinalOutcome, Identity, Managed};
 use super::options::{BUDGET_SPENT, PolicyChoice, RunOptions};
 use super::response::{AgentResponse, RunStatus};
+use super::routing::{Binding, RouteDiagnostics};
 use crate::error::AgentError;
 use crate::tools::SettledCall;
 
@@ -103,15 +106,17 @@ impl Agent {
             PolicyChoice::Replace(policy) => Some(policy),
             PolicyChoice::Disabled => None,
         };
-        let (messages, generation, execution) = {
+        let (messages, generation, execution, previous) = {
             let mut state = self.state();
             state.executions += 1;
             (
                 state.conversation.clone(),
                 state.conversation_generation,
                 state.executions,
+                state.binding.clone(),
             )
         };
+        let binding = self.bind(input.as_deref(), previous);
         let mut managed = match policy {
             Some(policy) => {
                 let exec = PolicyExecution::start(
@@ -147,9 +152,16 @@ impl Agent {
             progress.messages.push(Message::user(input));
         }
         let status = self
-            .drive(&mut progress, managed.as_mut(), &options, events)
+            .drive(&mut progress, managed.as_mut(), &binding, &options, events)
             .await;
-        self.state().conversation = progress.messages;
+        let route = inner.routing.as_ref().map(|_| binding.diagnostics.clone());
+        {
+            let mut state = self.state();
+            state.conversation = progress.messages;
+            if inner.routing.is_some() {
+                state.binding = Some(binding);
+            }
+        }
         Ok(AgentResponse {
             output_text: progress.output,
             tool_calls: progress.tool_calls,
@@ -157,13 +169,38 @@ impl Agent {
             status: status?,
             iterations: progress.iterations,
             r#loop: managed.map(|m| m.diagnostics()),
+            route,
         })
+    }
+
+    /// The model of a new execution: routed once for new input, the
+    /// previous route kept by a continuation, the agent's own otherwise.
+    fn bind(&self, input: Option<&str>, previous: Option<Binding>) -> Binding {
+        let inner = &self.inner;
+        let default = Binding {
+            model: inner.model.clone(),
+            model_name: inner.model_name.clone(),
+            diagnostics: RouteDiagnostics {
+                route: None,
+                error: None,
+                continued: false,
+            },
+        };
+        match (&inner.routing, input, previous) {
+            (None, _, _) => default,
+            (Some(_), None, Some(mut previous)) => {
+                previous.diagnostics.continued = true;
+                previous
+            }
+            (Some(routing), input, _) => routing.bind(input.unwrap_or_default(), default),
+        }
     }
 
     async fn drive(
         &self,
         progress: &mut Progress,
         mut managed: Option<&mut Managed>,
+        binding: &Binding,
         options: &RunOptions,
         events: &Events,
     ) -> Result<RunStatus, AgentError> {
@@ -200,7 +237,7 @@ impl Agent {
             }
             progress.iterations += 1;
             let request = ModelRequest {
-                model: inner.model_name.clone(),
+                model: binding.model_name.clone(),
                 instructions: inner.instructions.clone(),
                 messages: progress.messages.clone(),
                 tools: tools.clone(),
@@ -209,7 +246,7 @@ impl Agent {
                 max_tokens: inner.max_tokens,
             };
             let mut response = self
-                .call_model(&request, &ctx, events)
+                .call_model(&binding.model, &request, &ctx, events)
                 .await
                 .map_err(|e| provider_error(e, options))?;
             // An empty answer is retried with the same request: a separate
@@ -220,7 +257,7 @@ impl Agent {
                 }
                 add_usage(&mut progress.usage, &response.usage);
                 response = self
-                    .call_model(&request, &ctx, events)
+                    .call_model(&binding.model, &request, &ctx, events)
                     .await
                     .map_err(|e| provider_error(e, options))?;
             }
@@ -332,14 +369,15 @@ impl Agent {
     /// for `stream`.
     async fn call_model(
         &self,
+        model: &Arc<dyn Model>,
         request: &ModelRequest,
         ctx: &CallContext,
         events: &Events,
     ) -> Result<ModelResponse, ProviderError> {
         if !events.streaming() {
-            return self.inner.model.complete(request, ctx).await;
+            return model.complete(request, ctx).await;
         }
-        let mut stream = self.inner.model.stream(request, ctx).await?;
+        let mut stream = model.stream(request, ctx).await?;
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::TextDelta(text) => events.emit(|| AgentEvent::TextDelta(text)),
