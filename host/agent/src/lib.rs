@@ -41,7 +41,7 @@ mod wasm_checker;
 pub use agent::{
     Agent, AgentBuilder, AgentEvent, AgentResponse, AgentStream, AsyncDelivery, CallBudget,
     ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice,
-    Route, RouteDiagnostics, RouteRequest, Router, RouterFn, RunOptions, RunStatus,
+    Route, RouteDiagnostics, RouteRequest, Router, RouterFn, RunOptions, RunStatus, SuspendedRun,
 };
 pub use error::{AgentError, BuildError};
 pub use helper::{HelperError, HelperModel};
@@ -50,6 +50,6 @@ pub use host::{HostContext, StaticHost};
 pub use task_state::{DEFAULT_TASK_STATE_BYTES, TaskStateError, TaskStateStore};
 pub use tools::{
     AsyncSettler, ExecutionReceipt, PendingResult, PermissionPolicy, PermissionRule, SettledCall,
-    Tool, ToolContext, ToolError, ToolManager, ToolOutcome, ToolReturn,
+    Suspension, Tool, ToolContext, ToolError, ToolManager, ToolOutcome, ToolReturn,
 };
 pub use wasm_checker::WasmChecker;

@@ -21,10 +21,12 @@ use verdict_providers::ToolCall;
 
 use super::events::{AgentEvent, Events};
 use super::managed::Managed;
-use crate::tools::{PendingResult, Prepared, SettledCall, ToolManager};
+use crate::tools::{Deferred, PendingResult, Prepared, SettledCall, Suspension, ToolManager};
 
 /// The result text of a call the execution stopped before.
 pub(crate) const NOT_RUN_STOPPED: &str = "Not run: the host stopped this execution.";
+/// The result text of a call after a suspend signal.
+pub(crate) const NOT_RUN_SUSPENDED: &str = "Not run: the execution was suspended.";
 /// The result text of a call cancelled before it started.
 pub(crate) const NOT_RUN_CANCELLED: &str = "Not run: the execution was cancelled.";
 
@@ -36,6 +38,8 @@ pub(crate) struct Batch {
     pub stop: Option<StopReason>,
     /// Calls whose tool answered with a pending handle (not observed yet).
     pub pending: Vec<(SettledCall, PendingResult)>,
+    /// Set when a tool asked to suspend (the calls after it did not run).
+    pub suspend: Option<Suspension>,
 }
 
 /// Runs `calls` as one batch.
@@ -50,8 +54,9 @@ pub(crate) async fn run_batch(
     let mut settled: Vec<Option<SettledCall>> = vec![None; calls.len()];
     let mut stop = None;
     let mut pending = Vec::new();
+    let mut suspend = None;
     let mut next = 0;
-    while next < prepared.len() && stop.is_none() && !cancel.is_cancelled() {
+    while next < prepared.len() && stop.is_none() && suspend.is_none() && !cancel.is_cancelled() {
         let mut group = Vec::new();
         let mut signatures = Vec::new();
         while let Some(item) = prepared.get(next) {
@@ -104,12 +109,18 @@ pub(crate) async fn run_batch(
                 .map(|(_, call, tool)| tools.execute_keeping(call, tool, cancel)),
         )
         .await;
-        for (index, (result, handle)) in indices.into_iter().zip(results) {
-            if let Some(handle) = handle {
-                // Started, settles later: observed when its result arrives.
-                pending.push((result.clone(), handle));
-                settled[index] = Some(result);
-                continue;
+        for (index, (result, deferred)) in indices.into_iter().zip(results) {
+            match deferred {
+                Some(Deferred::Pending(handle)) => {
+                    // Started, settles later: observed when its result arrives.
+                    pending.push((result.clone(), handle));
+                    settled[index] = Some(result);
+                    continue;
+                }
+                Some(Deferred::Suspend(signal)) => {
+                    suspend.get_or_insert(signal);
+                }
+                None => {}
             }
             if let Some(m) = managed.as_deref_mut()
                 && let Decision::Stop { reason } = m.observe(&result)
@@ -121,6 +132,8 @@ pub(crate) async fn run_batch(
     }
     let leftover = if stop.is_some() {
         NOT_RUN_STOPPED
+    } else if suspend.is_some() {
+        NOT_RUN_SUSPENDED
     } else {
         NOT_RUN_CANCELLED
     };
@@ -147,5 +160,6 @@ pub(crate) async fn run_batch(
         settled,
         stop,
         pending,
+        suspend,
     }
 }

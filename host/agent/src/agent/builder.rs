@@ -181,6 +181,7 @@ impl AgentBuilder {
                     conversation_generation: 0,
                     executions: 0,
                     binding: None,
+                    checkpoints: Default::default(),
                 }),
                 async_queue: Mutex::default(),
             }),

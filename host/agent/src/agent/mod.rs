@@ -28,7 +28,7 @@ pub use events::AgentEvent;
 pub(crate) use options::BUDGET_SPENT;
 pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
 pub use registry::ConnectorRegistry;
-pub use response::{AgentResponse, RunStatus};
+pub use response::{AgentResponse, RunStatus, SuspendedRun};
 pub use routing::{Route, RouteDiagnostics, RouteRequest, Router, RouterFn};
 pub use stream::AgentStream;
 
@@ -78,6 +78,22 @@ struct State {
     executions: u64,
     /// The routed binding of the latest execution (kept by continuations).
     binding: Option<routing::Binding>,
+    /// Checkpoints of suspended executions by correlation id, oldest first.
+    checkpoints: std::collections::VecDeque<(String, String)>,
+}
+
+/// How many suspension checkpoints an agent keeps.
+const MAX_CHECKPOINTS: usize = 16;
+
+impl State {
+    fn save_checkpoint(&mut self, correlation_id: &str, checkpoint: &str) {
+        self.checkpoints.retain(|(id, _)| id != correlation_id);
+        if self.checkpoints.len() == MAX_CHECKPOINTS {
+            self.checkpoints.pop_front();
+        }
+        self.checkpoints
+            .push_back((correlation_id.to_owned(), checkpoint.to_owned()));
+    }
 }
 
 impl std::fmt::Debug for Agent {
@@ -111,6 +127,16 @@ impl Agent {
     /// How the latest execution was routed; `None` without a router.
     pub fn last_route(&self) -> Option<RouteDiagnostics> {
         self.state().binding.as_ref().map(|b| b.diagnostics.clone())
+    }
+
+    /// The checkpoint saved when a tool suspended an execution with
+    /// `correlation_id` (the latest 16 are kept).
+    pub fn checkpoint(&self, correlation_id: &str) -> Option<String> {
+        self.state()
+            .checkpoints
+            .iter()
+            .find(|(id, _)| id == correlation_id)
+            .map(|(_, checkpoint)| checkpoint.clone())
     }
 
     /// The agent's task-state store, when built with one.

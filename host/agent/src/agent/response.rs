@@ -40,4 +40,21 @@ pub struct AgentResponse {
     /// apart from the loop diagnostics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<RouteDiagnostics>,
+    /// Set when a tool suspended the execution: the output is the
+    /// tool-free wrap-up, and no completion check ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspension: Option<SuspendedRun>,
+}
+
+/// A suspended execution's checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuspendedRun {
+    /// The tool's correlation id.
+    pub correlation_id: String,
+    /// The tool's reason, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The conversation at the suspension (as `Agent::save_conversation`
+    /// writes it), before the wrap-up; `Agent::load_conversation` restores it.
+    pub checkpoint: String,
 }

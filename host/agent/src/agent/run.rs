@@ -6,7 +6,8 @@ use std::sync::Arc;
 use futures::StreamExt;
 use verdict_policy::{Decision, PolicyExecution, StopReason, Turn};
 use verdict_providers::{
-    CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage,
+    CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent,
+    ToolChoice, Usage,
 };
 
 use super::Agent;
@@ -16,10 +17,13 @@ use super::events::{AgentEvent, Events};
 use super::lease::Lease;
 use super::managed::{FinalOutcome, Identity, Managed};
 use super::options::{BUDGET_SPENT, PolicyChoice, RunOptions};
-use super::response::{AgentResponse, RunStatus};
+use super::response::{AgentResponse, RunStatus, SuspendedRun};
 use super::routing::{Binding, RouteDiagnostics};
 use crate::error::AgentError;
-use crate::tools::SettledCall;
+use crate::tools::{SettledCall, Suspension};
+
+/// The label of the wrap-up request after a suspension.
+const SUSPENDED_LABEL: &str = "[host suspended]";
 
 /// Retries of an empty model answer (no text, no tool calls) per turn.
 const EMPTY_RESPONSE_RETRIES: u32 = 1;
@@ -39,6 +43,7 @@ struct Progress {
     usage: Usage,
     iterations: u32,
     output: String,
+    suspension: Option<SuspendedRun>,
 }
 
 impl Agent {
@@ -147,6 +152,7 @@ impl Agent {
             usage: Usage::default(),
             iterations: 0,
             output: String::new(),
+            suspension: None,
         };
         if let Some(input) = input {
             progress.messages.push(Message::user(input));
@@ -170,6 +176,7 @@ impl Agent {
             iterations: progress.iterations,
             r#loop: managed.map(|m| m.diagnostics()),
             route,
+            suspension: progress.suspension,
         })
     }
 
@@ -320,6 +327,11 @@ impl Agent {
             if let Some(reason) = batch.stop {
                 return Ok(status_for(reason));
             }
+            if let Some(signal) = batch.suspend {
+                return self
+                    .wrap_up(progress, binding, &ctx, options, events, signal)
+                    .await;
+            }
             if let Some(m) = managed.as_deref_mut()
                 && let Some(reason) = m.after_batch(cancel).await
             {
@@ -333,6 +345,63 @@ impl Agent {
                 r#loop: managed.as_deref().map(Managed::diagnostics),
             });
         }
+    }
+
+    /// A tool suspended the execution: checkpoint the conversation under its
+    /// correlation id, then make one tool-free wrap-up call (an attempt the
+    /// budget counts). The completion check does not run.
+    async fn wrap_up(
+        &self,
+        progress: &mut Progress,
+        binding: &Binding,
+        ctx: &CallContext,
+        options: &RunOptions,
+        events: &Events,
+        signal: Suspension,
+    ) -> Result<RunStatus, AgentError> {
+        // Messages are plain data with string keys: serialization cannot fail.
+        let checkpoint =
+            serde_json::to_string(&progress.messages).unwrap_or_else(|_| "[]".to_owned());
+        self.state()
+            .save_checkpoint(&signal.correlation_id, &checkpoint);
+        let because = signal
+            .reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        progress.messages.push(Message::user(format!(
+            "{SUSPENDED_LABEL} This execution is suspended (correlation id {}){because}. \
+             Reply to the user with a brief status; no tools are available.",
+            signal.correlation_id
+        )));
+        progress.suspension = Some(SuspendedRun {
+            correlation_id: signal.correlation_id,
+            reason: signal.reason,
+            checkpoint,
+        });
+        let request = ModelRequest {
+            model: binding.model_name.clone(),
+            instructions: self.inner.instructions.clone(),
+            messages: progress.messages.clone(),
+            tools: Vec::new(),
+            tool_choice: ToolChoice::None,
+            output_schema: None,
+            max_tokens: self.inner.max_tokens,
+        };
+        let response = self
+            .call_model(&binding.model, &request, ctx, events)
+            .await
+            .map_err(|e| provider_error(e, options))?;
+        add_usage(&mut progress.usage, &response.usage);
+        // Tool calls in a wrap-up are not run (and not kept, so the
+        // tool-call/result protocol stays whole).
+        let text = response.text.unwrap_or_default();
+        progress.messages.push(Message::Assistant {
+            text: Some(text.clone()),
+            tool_calls: Vec::new(),
+        });
+        progress.output = text;
+        Ok(RunStatus::Completed)
     }
 
     /// Imports the async results that arrived (a labelled user message and

@@ -15,7 +15,7 @@ use verdict_providers::{ToolCall, ToolDefinition};
 use super::outcome::{
     ExecutionReceipt, SettledCall, ToolOutcome, result_fingerprint, sanitize_error,
 };
-use super::pending::{PendingResult, ToolReturn};
+use super::pending::{Deferred, ToolReturn};
 use super::permission::PermissionPolicy;
 use super::tool::{Tool, ToolContext, ToolDefinitionError};
 use crate::hooks::Hooks;
@@ -128,7 +128,7 @@ impl ToolManager {
         call: ToolCall,
         tool: Option<Arc<Tool>>,
         cancel: &CancellationToken,
-    ) -> (SettledCall, Option<PendingResult>) {
+    ) -> (SettledCall, Option<Deferred>) {
         let Some(tool) = tool else {
             let error = format!(
                 "no tool named `{}` is available",
@@ -166,7 +166,7 @@ impl ToolManager {
             cancel: cancel.child_token(),
         };
         let run = AssertUnwindSafe((tool.run)(call.arguments.clone(), ctx)).catch_unwind();
-        let mut pending = None;
+        let mut deferred = None;
         let outcome = tokio::select! {
             biased;
             () = cancel.cancelled() => ToolOutcome::Failed {
@@ -183,8 +183,16 @@ impl ToolManager {
                 },
                 Ok(Ok(Ok(ToolReturn::Ready(value)))) => ToolOutcome::Succeeded { value },
                 Ok(Ok(Ok(ToolReturn::Pending(handle)))) => {
-                    pending = Some(handle);
+                    deferred = Some(Deferred::Pending(handle));
                     ToolOutcome::Succeeded { value: Value::Null }
+                }
+                Ok(Ok(Ok(ToolReturn::Suspend(signal)))) => {
+                    let value = serde_json::json!({
+                        "suspended": true,
+                        "correlation_id": signal.correlation_id,
+                    });
+                    deferred = Some(Deferred::Suspend(signal));
+                    ToolOutcome::Succeeded { value }
                 }
                 // A tool that gave up because the run was cancelled.
                 Ok(Ok(Err(_))) if cancel.is_cancelled() => ToolOutcome::Failed {
@@ -203,7 +211,7 @@ impl ToolManager {
             effect: tool.effect,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             result_fingerprint: match &outcome {
-                ToolOutcome::Succeeded { value } if pending.is_none() => result_fingerprint(value),
+                ToolOutcome::Succeeded { value } if deferred.is_none() => result_fingerprint(value),
                 _ => None,
             },
         };
@@ -212,9 +220,9 @@ impl ToolManager {
             effect: tool.effect,
             outcome,
             receipt: Some(receipt),
-            pending: pending.is_some(),
+            pending: matches!(deferred, Some(Deferred::Pending(_))),
         };
-        (settled, pending)
+        (settled, deferred)
     }
 }
 

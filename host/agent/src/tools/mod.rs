@@ -10,7 +10,7 @@ mod tool;
 
 pub use manager::{Prepared, ToolManager};
 pub use outcome::{ExecutionReceipt, SettledCall, ToolOutcome, sanitize_error};
-pub(crate) use pending::Poll;
-pub use pending::{AsyncSettler, PendingResult, ToolReturn};
+pub use pending::{AsyncSettler, PendingResult, Suspension, ToolReturn};
+pub(crate) use pending::{Deferred, Poll};
 pub use permission::{AskFn, PermissionPolicy, PermissionRule};
 pub use tool::{DEFAULT_DEADLINE, Tool, ToolContext, ToolDefinitionError, ToolError};

@@ -1,4 +1,5 @@
-//! Async tools: a tool may answer with a pending handle and settle later.
+//! What a tool may return besides a value: a pending handle settled later
+//! (async tools), or a suspend signal.
 
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -13,6 +14,29 @@ pub enum ToolReturn {
     /// The work goes on; its result is delivered through the paired
     /// [`AsyncSettler`].
     Pending(PendingResult),
+    /// Suspend the execution: it checkpoints the conversation under the
+    /// correlation id and makes one graceful tool-free wrap-up call
+    /// (counted in the budget); the completion check is not run.
+    Suspend(Suspension),
+}
+
+/// A tool's suspend signal.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Suspension {
+    /// Correlates the checkpoint with whatever resumes the work later.
+    pub correlation_id: String,
+    /// Why, for the wrap-up and the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What the loop keeps from an execution besides the settled call.
+#[derive(Debug)]
+pub(crate) enum Deferred {
+    /// The result arrives later.
+    Pending(PendingResult),
+    /// The tool asked to suspend.
+    Suspend(Suspension),
 }
 
 /// The loop's side of a pending tool result.
