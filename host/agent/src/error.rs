@@ -26,6 +26,9 @@ pub enum AgentError {
     /// The run was cancelled.
     #[error("the run was cancelled")]
     Cancelled,
+    /// The run's output schema does not compile; nothing was dispatched.
+    #[error("the output schema is invalid: {0}")]
+    OutputSchema(String),
     /// A saved conversation could not be loaded.
     #[error("the conversation JSON is invalid: {0}")]
     Conversation(String),

@@ -4,9 +4,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use verdict_policy::LoopPolicy;
-use verdict_providers::{AttemptHook, ProviderError};
+use verdict_providers::{AttemptHook, OutputSchema, ProviderError};
 
 /// The policy of one run.
 #[derive(Debug, Clone, Default)]
@@ -86,6 +87,10 @@ pub struct RunOptions {
     pub cancel: CancellationToken,
     /// The deadline of each completion or progress check.
     pub checker_timeout: Duration,
+    /// A JSON Schema the final answer must match. Sent with every request;
+    /// in `run` (not `stream`) an invalid final candidate gets one repair
+    /// call (counted in the budget) before the completion check.
+    pub output_schema: Option<OutputSchema>,
 }
 
 /// The default deadline of a completion or progress check.
@@ -98,6 +103,7 @@ impl Default for RunOptions {
             budget: None,
             cancel: CancellationToken::new(),
             checker_timeout: DEFAULT_CHECKER_TIMEOUT,
+            output_schema: None,
         }
     }
 }
@@ -124,6 +130,16 @@ impl RunOptions {
     /// Cancel the run with `cancel`.
     pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
         self.cancel = cancel;
+        self
+    }
+
+    /// Requires the final answer to be JSON matching `schema` (named
+    /// `name` for providers that want one).
+    pub fn with_output_schema(mut self, name: impl Into<String>, schema: Value) -> Self {
+        self.output_schema = Some(OutputSchema {
+            name: name.into(),
+            schema,
+        });
         self
     }
 

@@ -44,6 +44,10 @@ pub struct AgentResponse {
     /// tool-free wrap-up, and no completion check ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspension: Option<SuspendedRun>,
+    /// The final answer parsed as JSON, when the run required an output
+    /// schema and the answer matches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<serde_json::Value>,
 }
 
 /// A suspended execution's checkpoint.

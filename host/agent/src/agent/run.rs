@@ -24,6 +24,8 @@ use crate::tools::{SettledCall, Suspension};
 
 /// The label of the wrap-up request after a suspension.
 const SUSPENDED_LABEL: &str = "[host suspended]";
+/// The label of the repair request for an answer off the output schema.
+const REPAIR_LABEL: &str = "[host repair]";
 
 /// Retries of an empty model answer (no text, no tool calls) per turn.
 const EMPTY_RESPONSE_RETRIES: u32 = 1;
@@ -121,6 +123,13 @@ impl Agent {
                 state.binding.clone(),
             )
         };
+        let schema = match &options.output_schema {
+            Some(schema) => Some(
+                jsonschema::validator_for(&schema.schema)
+                    .map_err(|e| AgentError::OutputSchema(e.to_string()))?,
+            ),
+            None => None,
+        };
         let binding = self.bind(input.as_deref(), previous);
         let mut managed = match policy {
             Some(policy) => {
@@ -158,7 +167,14 @@ impl Agent {
             progress.messages.push(Message::user(input));
         }
         let status = self
-            .drive(&mut progress, managed.as_mut(), &binding, &options, events)
+            .drive(
+                &mut progress,
+                managed.as_mut(),
+                &binding,
+                schema.as_ref(),
+                &options,
+                events,
+            )
             .await;
         let route = inner.routing.as_ref().map(|_| binding.diagnostics.clone());
         {
@@ -168,6 +184,7 @@ impl Agent {
                 state.binding = Some(binding);
             }
         }
+        let structured_output = schema.and_then(|s| structured(&s, &progress.output));
         Ok(AgentResponse {
             output_text: progress.output,
             tool_calls: progress.tool_calls,
@@ -177,6 +194,7 @@ impl Agent {
             r#loop: managed.map(|m| m.diagnostics()),
             route,
             suspension: progress.suspension,
+            structured_output,
         })
     }
 
@@ -208,6 +226,7 @@ impl Agent {
         progress: &mut Progress,
         mut managed: Option<&mut Managed>,
         binding: &Binding,
+        schema: Option<&jsonschema::Validator>,
         options: &RunOptions,
         events: &Events,
     ) -> Result<RunStatus, AgentError> {
@@ -249,7 +268,7 @@ impl Agent {
                 messages: progress.messages.clone(),
                 tools: tools.clone(),
                 tool_choice: Default::default(),
-                output_schema: None,
+                output_schema: options.output_schema.clone(),
                 max_tokens: inner.max_tokens,
             };
             let mut response = self
@@ -270,11 +289,21 @@ impl Agent {
             }
             add_usage(&mut progress.usage, &response.usage);
             progress.messages.push(Message::from_response(&response));
-            let text = response.text.clone().unwrap_or_default();
+            let mut text = response.text.clone().unwrap_or_default();
             if !text.is_empty() {
                 progress.output.clone_from(&text);
             }
             if response.tool_calls.is_empty() {
+                // Structured output: one counted repair of an invalid final
+                // candidate, in `run` only; the check sees the repaired one.
+                if let Some(validator) = schema
+                    && !events.streaming()
+                    && let Some(error) = schema_error(validator, &text)
+                {
+                    text = self
+                        .repair(progress, binding, &ctx, options, events, &error)
+                        .await?;
+                }
                 if let Some(reason) = self.import_async(progress, managed.as_deref_mut()) {
                     return Ok(status_for(reason));
                 }
@@ -404,6 +433,45 @@ impl Agent {
         Ok(RunStatus::Completed)
     }
 
+    /// One repair call for a final answer that does not match the output
+    /// schema: tool-free, with the schema, counted by the budget. Returns
+    /// the repaired candidate.
+    async fn repair(
+        &self,
+        progress: &mut Progress,
+        binding: &Binding,
+        ctx: &CallContext,
+        options: &RunOptions,
+        events: &Events,
+        error: &str,
+    ) -> Result<String, AgentError> {
+        progress.messages.push(Message::user(format!(
+            "{REPAIR_LABEL} Your final answer does not match the required JSON Schema \
+             ({error}). Reply with only the corrected JSON."
+        )));
+        let request = ModelRequest {
+            model: binding.model_name.clone(),
+            instructions: self.inner.instructions.clone(),
+            messages: progress.messages.clone(),
+            tools: Vec::new(),
+            tool_choice: ToolChoice::None,
+            output_schema: options.output_schema.clone(),
+            max_tokens: self.inner.max_tokens,
+        };
+        let response = self
+            .call_model(&binding.model, &request, ctx, events)
+            .await
+            .map_err(|e| provider_error(e, options))?;
+        add_usage(&mut progress.usage, &response.usage);
+        let text = response.text.unwrap_or_default();
+        progress.messages.push(Message::Assistant {
+            text: Some(text.clone()),
+            tool_calls: Vec::new(),
+        });
+        progress.output.clone_from(&text);
+        Ok(text)
+    }
+
     /// Imports the async results that arrived (a labelled user message and
     /// a policy observation each) and registers the ones still awaited as
     /// outstanding. Returns the stop an import caused.
@@ -458,6 +526,23 @@ impl Agent {
             detail: "the model stream ended without a final response".to_owned(),
         })
     }
+}
+
+/// Why `text` is not JSON matching the schema, if it is not.
+fn schema_error(validator: &jsonschema::Validator, text: &str) -> Option<String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Err(e) => Some(format!("not JSON: {e}")),
+        Ok(value) => validator
+            .iter_errors(&value)
+            .next()
+            .map(|e| format!("{} at `{}`", e, e.instance_path)),
+    }
+}
+
+/// The final answer as JSON, when it matches the schema.
+fn structured(validator: &jsonschema::Validator, text: &str) -> Option<serde_json::Value> {
+    let value = serde_json::from_str(text).ok()?;
+    validator.is_valid(&value).then_some(value)
 }
 
 fn status_for(reason: StopReason) -> RunStatus {

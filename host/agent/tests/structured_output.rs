@@ -1,0 +1,140 @@
+//! Scenario tests of structured output: one counted repair of an invalid
+//! final answer in `run` (not `stream`), seen by the completion checker.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{agent_on, completion, scripted, user_texts};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use verdict_agent::{AgentError, AgentEvent, CallBudget, RunOptions, RunStatus};
+use verdict_policy::{LoopPolicy, Verdict};
+use verdict_providers::ToolChoice;
+use verdict_providers::fake::Turn;
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["id"],
+        "properties": {"id": {"type": "string"}},
+        "additionalProperties": false
+    })
+}
+
+#[tokio::test]
+async fn the_checker_sees_the_repaired_candidate() {
+    let model = scripted(vec![
+        Turn::text("A42 is ready."),
+        Turn::text(r#"{"id":"A42"}"#),
+    ]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+        log.lock().unwrap().push(packet.output_text.clone());
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    }));
+    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    let budget = CallBudget::new(5);
+    let run = agent
+        .run(
+            "Which artifact?",
+            RunOptions::default()
+                .with_budget(budget.clone())
+                .with_output_schema("artifact", schema()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(*seen.lock().unwrap(), vec![r#"{"id":"A42"}"#.to_owned()]);
+    assert_eq!(budget.used(), 2, "the repair is a counted call");
+    assert_eq!(run.structured_output, Some(json!({"id": "A42"})));
+    let requests = model.requests();
+    assert!(requests.iter().all(|r| r.output_schema.is_some()));
+    let repair = &requests[1];
+    assert!(repair.tools.is_empty());
+    assert_eq!(repair.tool_choice, ToolChoice::None);
+    assert!(
+        user_texts(repair)
+            .last()
+            .unwrap()
+            .starts_with("[host repair]")
+    );
+}
+
+#[tokio::test]
+async fn a_valid_answer_is_not_repaired() {
+    let model = scripted(vec![Turn::text(r#"{"id":"A1"}"#)]);
+    let agent = agent_on(&model).build().unwrap();
+    let run = agent
+        .run(
+            "Go.",
+            RunOptions::default().with_output_schema("artifact", schema()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(run.structured_output, Some(json!({"id": "A1"})));
+}
+
+#[tokio::test]
+async fn only_one_repair_per_candidate() {
+    let model = scripted(vec![Turn::text("nope"), Turn::text("still nope")]);
+    let agent = agent_on(&model).build().unwrap();
+    let run = agent
+        .run(
+            "Go.",
+            RunOptions::default().with_output_schema("artifact", schema()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(model.requests().len(), 2);
+    assert_eq!(run.output_text, "still nope");
+    assert_eq!(run.structured_output, None);
+}
+
+#[tokio::test]
+async fn stream_does_not_repair() {
+    let model = scripted(vec![Turn::text("nope"), Turn::text(r#"{"id":"A1"}"#)]);
+    let agent = agent_on(&model).build().unwrap();
+    let events: Vec<AgentEvent> = tokio::time::timeout(
+        Duration::from_secs(10),
+        agent
+            .stream(
+                "Go.",
+                RunOptions::default().with_output_schema("artifact", schema()),
+            )
+            .collect(),
+    )
+    .await
+    .unwrap();
+    let response = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ResponseComplete(r) => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(model.requests().len(), 1);
+    assert_eq!(response.structured_output, None);
+}
+
+#[tokio::test]
+async fn an_invalid_schema_is_refused_before_any_call() {
+    let model = scripted(vec![Turn::text("{}")]);
+    let agent = agent_on(&model).build().unwrap();
+    let result = agent
+        .run(
+            "Go.",
+            RunOptions::default().with_output_schema("bad", json!({"type": 12})),
+        )
+        .await;
+    assert!(matches!(result, Err(AgentError::OutputSchema(_))));
+    assert!(model.requests().is_empty());
+}
