@@ -63,6 +63,7 @@ fn needs_success(tool: &'static str) -> (LoopPolicy, Arc<AtomicUsize>) {
 fn delivery(id: &str, tool: &str) -> AsyncDelivery {
     AsyncDelivery {
         call_id: id.into(),
+        execution_id: None,
         tool_name: tool.into(),
         admitted_effect: None,
         receipt: None,
@@ -215,9 +216,11 @@ async fn same_run_settlement_and_duplicate_deliveries_are_imported_once() {
         .unwrap();
     let run = agent.run("Run it.", RunOptions::default()).await.unwrap();
     assert_eq!(run.status, RunStatus::Completed);
-    assert_eq!(run.r#loop.unwrap().counters.observations, 1);
-    // A redelivery of the same call id is ignored, as is a second one.
+    assert_eq!(run.r#loop.clone().unwrap().counters.observations, 1);
+    // A redelivery of the same call (same execution identity) is ignored,
+    // as is a second one.
     let mut again = delivery("j1", "start_job");
+    again.execution_id = Some(run.execution_id.clone());
     again.outcome = Some(ToolOutcome::Succeeded { value: json!("x") });
     assert!(!agent.deliver_async_result(again.clone()));
     again.call_id = "j2".into();
@@ -358,4 +361,50 @@ async fn without_a_policy_a_final_answer_while_pending_is_pending_async() {
     let agent = agent_on(&model).tool(tool).build().unwrap();
     let run = agent.run("Run.", RunOptions::default()).await.unwrap();
     assert_eq!(run.status, RunStatus::Stopped(StopReason::PendingAsync));
+}
+
+#[tokio::test]
+async fn a_call_id_reused_by_a_later_execution_is_a_different_call() {
+    // Providers may reuse call ids across responses; the identity includes
+    // the execution, so the second job's result is not taken as a repeat.
+    let model = scripted(vec![
+        Turn::tool_call("c1", "start_job", json!({"n": 1})),
+        Turn::text("First started."),
+        Turn::tool_call("c1", "start_job", json!({"n": 2})),
+        Turn::text("Second started."),
+        Turn::text("Both done."),
+    ]);
+    let (tool, settlers, starts) = async_tool("start_job", Effect::Write, false);
+    let agent = agent_on(&model)
+        .tool(tool)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    agent.run("One.", RunOptions::default()).await.unwrap();
+    settlers
+        .lock()
+        .unwrap()
+        .pop()
+        .unwrap()
+        .settle(Ok(json!("one")));
+    let second = agent.run("Two.", RunOptions::default()).await.unwrap();
+    assert_eq!(second.status, RunStatus::Stopped(StopReason::PendingAsync));
+    assert_eq!(starts.load(Ordering::SeqCst), 2);
+    settlers
+        .lock()
+        .unwrap()
+        .pop()
+        .unwrap()
+        .settle(Ok(json!("two")));
+    let done = agent
+        .continue_with_async_results(RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Completed);
+    assert_eq!(done.r#loop.unwrap().counters.observations, 1);
+    let texts = user_texts(model.requests().last().unwrap());
+    assert_eq!(
+        texts.last().unwrap(),
+        "[async result] start_job (call c1): two"
+    );
 }

@@ -17,8 +17,14 @@ const MAX_REMEMBERED: usize = 4096;
 /// execution before the next model dispatch or completion check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AsyncDelivery {
-    /// The call's id: repeated deliveries of one id are imported once.
+    /// The call's id.
     pub call_id: String,
+    /// The policy execution that admitted the call, when known. With the
+    /// call id it is the delivery's identity: repeated deliveries of one
+    /// identity are imported once, and a call id reused by another
+    /// execution is a different call.
+    #[serde(default)]
+    pub execution_id: Option<String>,
     /// The tool's name at invocation.
     pub tool_name: String,
     /// The effect chosen at admission, when retained; it wins over the
@@ -39,11 +45,22 @@ pub struct AsyncDelivery {
 }
 
 impl AsyncDelivery {
-    /// The policy engine's view of it.
-    pub(crate) fn as_policy(&self) -> Delivery<'_> {
+    /// The delivery's identity: origin execution and call id.
+    pub(crate) fn identity(&self) -> String {
+        format!(
+            "{}/{}",
+            self.execution_id.as_deref().unwrap_or("delivered"),
+            self.call_id
+        )
+    }
+
+    /// The policy engine's view of it, under `key`: the plain call id for a
+    /// settlement of the receiving execution's own call, the identity
+    /// otherwise.
+    pub(crate) fn as_policy<'a>(&'a self, key: &'a str) -> Delivery<'a> {
         let executed = self.receipt.is_some();
         Delivery {
-            call_id: &self.call_id,
+            call_id: key,
             tool_name: &self.tool_name,
             admitted_effect: self.admitted_effect,
             receipt_effect: self.receipt.as_ref().map(|r| r.effect),
@@ -95,6 +112,7 @@ impl AsyncDelivery {
 
 /// A pending handle the agent awaits.
 struct Awaited {
+    execution_id: String,
     call: ToolCall,
     effect: Effect,
     receipt: Option<ExecutionReceipt>,
@@ -112,8 +130,14 @@ pub(crate) struct AsyncQueue {
 
 impl AsyncQueue {
     /// Awaits the handle of a call that answered pending.
-    pub(crate) fn await_handle(&mut self, settled: &SettledCall, handle: PendingResult) {
+    pub(crate) fn await_handle(
+        &mut self,
+        execution_id: &str,
+        settled: &SettledCall,
+        handle: PendingResult,
+    ) {
         self.awaited.push(Awaited {
+            execution_id: execution_id.to_owned(),
             call: settled.call.clone(),
             effect: settled.effect,
             receipt: settled.receipt.clone(),
@@ -123,7 +147,8 @@ impl AsyncQueue {
 
     /// Queues a delivery; false when its call id was already delivered.
     pub(crate) fn deliver(&mut self, delivery: AsyncDelivery) -> bool {
-        if self.delivered.contains(&delivery.call_id) {
+        let identity = delivery.identity();
+        if self.delivered.contains(&identity) {
             return false;
         }
         if self.delivered_order.len() == MAX_REMEMBERED
@@ -131,9 +156,12 @@ impl AsyncQueue {
         {
             self.delivered.remove(&oldest);
         }
-        self.delivered.insert(delivery.call_id.clone());
-        self.delivered_order.push_back(delivery.call_id.clone());
-        self.awaited.retain(|a| a.call.id != delivery.call_id);
+        self.delivered.insert(identity.clone());
+        self.delivered_order.push_back(identity);
+        self.awaited.retain(|a| {
+            a.call.id != delivery.call_id
+                || delivery.execution_id.as_deref() != Some(a.execution_id.as_str())
+        });
         self.arrived.push_back(delivery);
         true
     }
@@ -154,6 +182,7 @@ impl AsyncQueue {
             };
             settled.push(AsyncDelivery {
                 call_id: awaited.call.id.clone(),
+                execution_id: Some(awaited.execution_id.clone()),
                 tool_name: awaited.call.name.clone(),
                 admitted_effect: Some(awaited.effect),
                 receipt: awaited.receipt.clone(),
@@ -174,6 +203,7 @@ impl AsyncQueue {
             .iter()
             .map(|a| AsyncDelivery {
                 call_id: a.call.id.clone(),
+                execution_id: Some(a.execution_id.clone()),
                 tool_name: a.call.name.clone(),
                 admitted_effect: Some(a.effect),
                 receipt: a.receipt.clone(),

@@ -135,14 +135,28 @@ impl Managed {
 
     /// Imports a delivered async result.
     pub(crate) fn import(&mut self, delivery: &AsyncDelivery) -> Decision {
-        let decision = self.exec.import_delivery(&delivery.as_policy());
+        let key = self.key(delivery);
+        let decision = self.exec.import_delivery(&delivery.as_policy(&key));
         self.publish();
         decision
     }
 
     /// Registers an async result still awaited (outstanding until imported).
     pub(crate) fn expect(&mut self, delivery: &AsyncDelivery) {
-        self.exec.expect_delivery(&delivery.as_policy());
+        let key = self.key(delivery);
+        self.exec.expect_delivery(&delivery.as_policy(&key));
+    }
+
+    /// The engine's call id of a delivery: the plain id for this
+    /// execution's own call (a same-run settlement), the delivery identity
+    /// for a call of another execution (so a reused call id is not taken
+    /// for one of ours).
+    fn key(&self, delivery: &AsyncDelivery) -> String {
+        if delivery.execution_id.as_deref() == Some(self.exec.execution_id()) {
+            delivery.call_id.clone()
+        } else {
+            delivery.identity()
+        }
     }
 
     /// After a tool batch: samples the progress key when configured.

@@ -48,6 +48,10 @@ pub struct AgentResponse {
     /// schema and the answer matches it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_output: Option<serde_json::Value>,
+    /// The execution's id: the origin of its async results
+    /// ([`crate::AsyncDelivery::execution_id`]).
+    #[serde(default)]
+    pub execution_id: String,
 }
 
 /// A suspended execution's checkpoint.

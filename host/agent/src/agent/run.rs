@@ -46,6 +46,8 @@ struct Progress {
     iterations: u32,
     output: String,
     suspension: Option<SuspendedRun>,
+    /// The execution's id (the origin of its async results).
+    execution_id: String,
 }
 
 impl Agent {
@@ -131,11 +133,12 @@ impl Agent {
             None => None,
         };
         let binding = self.bind(input.as_deref(), previous);
+        let execution_id = format!("{}-exec-{execution}", inner.id);
         let mut managed = match policy {
             Some(policy) => {
                 let exec = PolicyExecution::start(
                     policy,
-                    format!("{}-exec-{execution}", inner.id),
+                    execution_id.clone(),
                     Some(inner.max_iterations),
                 )?;
                 let identity = Identity {
@@ -162,6 +165,7 @@ impl Agent {
             iterations: 0,
             output: String::new(),
             suspension: None,
+            execution_id,
         };
         if let Some(input) = input {
             progress.messages.push(Message::user(input));
@@ -195,6 +199,7 @@ impl Agent {
             route,
             suspension: progress.suspension,
             structured_output,
+            execution_id: progress.execution_id,
         })
     }
 
@@ -347,7 +352,7 @@ impl Agent {
             {
                 let mut queue = self.async_queue();
                 for (settled, handle) in batch.pending {
-                    queue.await_handle(&settled, handle);
+                    queue.await_handle(&progress.execution_id, &settled, handle);
                 }
             }
             if cancel.is_cancelled() {
