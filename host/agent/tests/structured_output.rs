@@ -138,3 +138,86 @@ async fn an_invalid_schema_is_refused_before_any_call() {
     assert!(matches!(result, Err(AgentError::OutputSchema(_))));
     assert!(model.requests().is_empty());
 }
+
+fn submit_tool() -> verdict_agent::Tool {
+    verdict_agent::Tool::new("submit", common::any_object(), |_, _| async {
+        Ok::<_, verdict_agent::ToolError>(json!({"accepted": true}))
+    })
+    .unwrap()
+    .with_effect(verdict_policy::Effect::Write)
+    .ends_run()
+}
+
+#[tokio::test]
+async fn formatting_after_a_tool_induced_stop_appends_a_separate_answer() {
+    use verdict_providers::Message;
+    let model = scripted(vec![
+        common::calls(&[
+            ("f1", "submit", json!({"id": "A42", "note": "x"})),
+            ("f2", "submit", json!({"id": "B7"})),
+        ]),
+        Turn::text(r#"{"id":"A42"}"#),
+    ]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+        log.lock().unwrap().push(packet.output_text.clone());
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    }));
+    let agent = agent_on(&model)
+        .tool(submit_tool())
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let budget = CallBudget::new(5);
+    let run = agent
+        .run(
+            "Submit.",
+            RunOptions::default()
+                .with_budget(budget.clone())
+                .with_output_schema("artifact", schema()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(run.structured_output, Some(json!({"id": "A42"})));
+    assert_eq!(budget.used(), 2, "the formatting call is counted");
+    assert_eq!(*seen.lock().unwrap(), vec![r#"{"id":"A42"}"#.to_owned()]);
+    // The exact call, arguments and results stay; the answer is separate.
+    let conversation = agent.conversation();
+    match &conversation[1] {
+        Message::Assistant { tool_calls, .. } => {
+            assert_eq!(tool_calls[0].arguments, json!({"id": "A42", "note": "x"}));
+        }
+        other => panic!("expected the tool-call turn, got {other:?}"),
+    }
+    match (&conversation[2], &conversation[3]) {
+        (Message::ToolResult(first), Message::ToolResult(second)) => {
+            assert_eq!(first.content, r#"{"accepted":true}"#);
+            assert_eq!(second.content, "Not run: a tool ended the run.");
+        }
+        other => panic!("expected the results, got {other:?}"),
+    }
+    assert!(
+        matches!(&conversation[4], Message::User { text } if text.starts_with("[host format]"))
+    );
+    assert!(matches!(
+        conversation.last(),
+        Some(Message::Assistant { text: Some(t), tool_calls }) if t == r#"{"id":"A42"}"# && tool_calls.is_empty()
+    ));
+    assert!(model.requests()[1].tools.is_empty());
+}
+
+#[tokio::test]
+async fn a_tool_induced_stop_without_a_schema_makes_no_extra_call() {
+    let model = scripted(vec![common::calls(&[("f1", "submit", json!({}))])]);
+    let agent = agent_on(&model).tool(submit_tool()).build().unwrap();
+    let run = agent.run("Submit.", RunOptions::default()).await.unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(run.output_text, r#"{"accepted":true}"#);
+    assert_eq!(model.requests().len(), 1);
+}

@@ -21,12 +21,16 @@ use verdict_providers::ToolCall;
 
 use super::events::{AgentEvent, Events};
 use super::managed::Managed;
-use crate::tools::{Deferred, PendingResult, Prepared, SettledCall, Suspension, ToolManager};
+use crate::tools::{
+    Deferred, PendingResult, Prepared, SettledCall, Suspension, ToolManager, ToolOutcome,
+};
 
 /// The result text of a call the execution stopped before.
 pub(crate) const NOT_RUN_STOPPED: &str = "Not run: the host stopped this execution.";
 /// The result text of a call after a suspend signal.
 pub(crate) const NOT_RUN_SUSPENDED: &str = "Not run: the execution was suspended.";
+/// The result text of a call after a tool ended the run.
+pub(crate) const NOT_RUN_ENDED: &str = "Not run: a tool ended the run.";
 /// The result text of a call cancelled before it started.
 pub(crate) const NOT_RUN_CANCELLED: &str = "Not run: the execution was cancelled.";
 
@@ -40,6 +44,8 @@ pub(crate) struct Batch {
     pub pending: Vec<(SettledCall, PendingResult)>,
     /// Set when a tool asked to suspend (the calls after it did not run).
     pub suspend: Option<Suspension>,
+    /// The index of a succeeded call whose tool ends the run.
+    pub ended_by: Option<usize>,
 }
 
 /// Runs `calls` as one batch.
@@ -55,8 +61,14 @@ pub(crate) async fn run_batch(
     let mut stop = None;
     let mut pending = Vec::new();
     let mut suspend = None;
+    let mut ended_by = None;
     let mut next = 0;
-    while next < prepared.len() && stop.is_none() && suspend.is_none() && !cancel.is_cancelled() {
+    while next < prepared.len()
+        && stop.is_none()
+        && suspend.is_none()
+        && ended_by.is_none()
+        && !cancel.is_cancelled()
+    {
         let mut group = Vec::new();
         let mut signatures = Vec::new();
         while let Some(item) = prepared.get(next) {
@@ -103,13 +115,21 @@ pub(crate) async fn run_batch(
             });
         }
         let indices: Vec<usize> = group.iter().map(|(i, _, _)| *i).collect();
+        let ends: Vec<bool> = group
+            .iter()
+            .map(|(_, _, tool)| tool.as_ref().is_some_and(|t| t.ends_run))
+            .collect();
         let results = join_all(
             group
                 .into_iter()
                 .map(|(_, call, tool)| tools.execute_keeping(call, tool, cancel)),
         )
         .await;
-        for (index, (result, deferred)) in indices.into_iter().zip(results) {
+        for ((index, ends), (result, deferred)) in indices.into_iter().zip(ends).zip(results) {
+            if ends && deferred.is_none() && matches!(result.outcome, ToolOutcome::Succeeded { .. })
+            {
+                ended_by.get_or_insert(index);
+            }
             match deferred {
                 Some(Deferred::Pending(handle)) => {
                     // Started, settles later: observed when its result arrives.
@@ -134,6 +154,8 @@ pub(crate) async fn run_batch(
         NOT_RUN_STOPPED
     } else if suspend.is_some() {
         NOT_RUN_SUSPENDED
+    } else if ended_by.is_some() {
+        NOT_RUN_ENDED
     } else {
         NOT_RUN_CANCELLED
     };
@@ -161,5 +183,6 @@ pub(crate) async fn run_batch(
         stop,
         pending,
         suspend,
+        ended_by,
     }
 }

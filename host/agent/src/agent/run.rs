@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
 use verdict_policy::{Decision, PolicyExecution, StopReason, Turn};
 use verdict_providers::{
     CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent,
@@ -26,6 +27,8 @@ use crate::tools::{SettledCall, Suspension};
 const SUSPENDED_LABEL: &str = "[host suspended]";
 /// The label of the repair request for an answer off the output schema.
 const REPAIR_LABEL: &str = "[host repair]";
+/// The label of the formatting request after a tool-induced stop.
+const FORMAT_LABEL: &str = "[host format]";
 
 /// Retries of an empty model answer (no text, no tool calls) per turn.
 const EMPTY_RESPONSE_RETRIES: u32 = 1;
@@ -305,33 +308,20 @@ impl Agent {
                     && !events.streaming()
                     && let Some(error) = schema_error(validator, &text)
                 {
+                    let instruction = format!(
+                        "{REPAIR_LABEL} Your final answer does not match the required JSON \
+                         Schema ({error}). Reply with only the corrected JSON."
+                    );
                     text = self
-                        .repair(progress, binding, &ctx, options, events, &error)
+                        .reformat(progress, binding, &ctx, options, events, instruction)
                         .await?;
                 }
-                if let Some(reason) = self.import_async(progress, managed.as_deref_mut()) {
-                    return Ok(status_for(reason));
-                }
-                let Some(m) = managed.as_deref_mut() else {
-                    if !self.pending_async_calls().is_empty() {
-                        return Ok(RunStatus::Stopped(StopReason::PendingAsync));
-                    }
-                    return Ok(RunStatus::Completed);
-                };
-                let outcome = m.final_candidate(&text, cancel).await;
-                if cancel.is_cancelled() {
-                    return Err(AgentError::Cancelled);
-                }
-                match outcome {
-                    FinalOutcome::Accept => return Ok(RunStatus::Completed),
-                    FinalOutcome::Continue => {
-                        events.emit(|| AgentEvent::IterationComplete {
-                            iteration: progress.iterations,
-                            r#loop: Some(m.diagnostics()),
-                        });
-                        continue;
-                    }
-                    FinalOutcome::Stop(reason) => return Ok(status_for(reason)),
+                match self
+                    .judge_final(progress, managed.as_deref_mut(), &text, cancel, events)
+                    .await
+                {
+                    Some(done) => return done,
+                    None => continue,
                 }
             }
             let batch = run_batch(
@@ -342,6 +332,10 @@ impl Agent {
                 events,
             )
             .await;
+            let ended = batch
+                .ended_by
+                .and_then(|i| batch.settled.get(i))
+                .map(|s| (s.call.name.clone(), s.to_result().content));
             progress.messages.extend(
                 batch
                     .settled
@@ -365,6 +359,42 @@ impl Agent {
                 return self
                     .wrap_up(progress, binding, &ctx, options, events, signal)
                     .await;
+            }
+            if let Some((tool, result)) = ended {
+                // A tool-induced stop: its result is the final candidate;
+                // with an output schema, one formatting call appends a
+                // separate final answer (and, in `run`, one repair).
+                let mut text = result;
+                match schema {
+                    Some(validator) => {
+                        let instruction = format!(
+                            "{FORMAT_LABEL} The run ended after the tool `{tool}`. Reply with \
+                             only the final answer as JSON matching the required schema."
+                        );
+                        text = self
+                            .reformat(progress, binding, &ctx, options, events, instruction)
+                            .await?;
+                        if !events.streaming()
+                            && let Some(error) = schema_error(validator, &text)
+                        {
+                            let instruction = format!(
+                                "{REPAIR_LABEL} Your final answer does not match the required \
+                                 JSON Schema ({error}). Reply with only the corrected JSON."
+                            );
+                            text = self
+                                .reformat(progress, binding, &ctx, options, events, instruction)
+                                .await?;
+                        }
+                    }
+                    None => progress.output.clone_from(&text),
+                }
+                match self
+                    .judge_final(progress, managed.as_deref_mut(), &text, cancel, events)
+                    .await
+                {
+                    Some(done) => return done,
+                    None => continue,
+                }
             }
             if let Some(m) = managed.as_deref_mut()
                 && let Some(reason) = m.after_batch(cancel).await
@@ -438,22 +468,56 @@ impl Agent {
         Ok(RunStatus::Completed)
     }
 
-    /// One repair call for a final answer that does not match the output
-    /// schema: tool-free, with the schema, counted by the budget. Returns
-    /// the repaired candidate.
-    async fn repair(
+    /// A final candidate: imports arrived async results, then asks the
+    /// policy (when configured). `None` means take another turn.
+    async fn judge_final(
+        &self,
+        progress: &mut Progress,
+        mut managed: Option<&mut Managed>,
+        text: &str,
+        cancel: &CancellationToken,
+        events: &Events,
+    ) -> Option<Result<RunStatus, AgentError>> {
+        if let Some(reason) = self.import_async(progress, managed.as_deref_mut()) {
+            return Some(Ok(status_for(reason)));
+        }
+        let Some(m) = managed else {
+            if !self.pending_async_calls().is_empty() {
+                return Some(Ok(RunStatus::Stopped(StopReason::PendingAsync)));
+            }
+            return Some(Ok(RunStatus::Completed));
+        };
+        let outcome = m.final_candidate(text, cancel).await;
+        if cancel.is_cancelled() {
+            return Some(Err(AgentError::Cancelled));
+        }
+        match outcome {
+            FinalOutcome::Accept => Some(Ok(RunStatus::Completed)),
+            FinalOutcome::Continue => {
+                events.emit(|| AgentEvent::IterationComplete {
+                    iteration: progress.iterations,
+                    r#loop: Some(m.diagnostics()),
+                });
+                None
+            }
+            FinalOutcome::Stop(reason) => Some(Ok(status_for(reason))),
+        }
+    }
+
+    /// One structured-output call — a repair of a final answer off the
+    /// schema, or the formatting after a tool-induced stop: `instruction`
+    /// as a user message, tool-free, with the schema, counted by the
+    /// budget; appended as a separate final answer. Returns it.
+    async fn reformat(
         &self,
         progress: &mut Progress,
         binding: &Binding,
         ctx: &CallContext,
         options: &RunOptions,
         events: &Events,
-        error: &str,
+        instruction: String,
     ) -> Result<String, AgentError> {
-        progress.messages.push(Message::user(format!(
-            "{REPAIR_LABEL} Your final answer does not match the required JSON Schema \
-             ({error}). Reply with only the corrected JSON."
-        )));
+        progress.messages.push(Message::user(instruction));
         let request = ModelRequest {
             model: binding.model_name.clone(),
             instructions: self.inner.instructions.clone(),

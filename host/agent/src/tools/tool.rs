@@ -77,6 +77,7 @@ pub struct Tool {
     pub(crate) effect: Effect,
     pub(crate) deadline: Duration,
     pub(crate) run: ToolFn,
+    pub(crate) ends_run: bool,
 }
 
 impl fmt::Debug for Tool {
@@ -145,6 +146,7 @@ impl Tool {
             effect: Effect::Unknown,
             deadline: DEFAULT_DEADLINE,
             run: Arc::new(move |args, ctx| Box::pin(run(args, ctx))),
+            ends_run: false,
         })
     }
 
@@ -158,6 +160,16 @@ impl Tool {
     /// reads.
     pub fn with_effect(mut self, effect: Effect) -> Self {
         self.effect = effect;
+        self
+    }
+
+    /// A successful call of this tool ends the run (a tool-induced stop):
+    /// its result is the final candidate — or, when the run requires an
+    /// output schema, one counted formatting call appends a separate final
+    /// answer, leaving the calls, arguments and results as they were. The
+    /// completion check still decides.
+    pub fn ends_run(mut self) -> Self {
+        self.ends_run = true;
         self
     }
 
