@@ -408,3 +408,39 @@ async fn a_call_id_reused_by_a_later_execution_is_a_different_call() {
         "[async result] start_job (call c1): two"
     );
 }
+
+#[tokio::test]
+async fn a_continuation_keeps_the_previous_budget() {
+    let model = scripted(vec![
+        Turn::tool_call("j1", "start_job", json!({})),
+        Turn::text("Started."),
+        Turn::text("unreachable"),
+    ]);
+    let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
+    let agent = agent_on(&model)
+        .tool(tool)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    let budget = verdict_agent::CallBudget::new(2);
+    let first = agent
+        .run("Run.", RunOptions::default().with_budget(budget.clone()))
+        .await
+        .unwrap();
+    assert_eq!(first.status, RunStatus::Stopped(StopReason::PendingAsync));
+    settlers
+        .lock()
+        .unwrap()
+        .pop()
+        .unwrap()
+        .settle(Ok(json!("ok")));
+    // No budget given: the continuation spends the same allowance.
+    let result = agent
+        .continue_with_async_results(RunOptions::default())
+        .await;
+    assert_eq!(
+        result,
+        Err(verdict_agent::AgentError::BudgetExhausted { max_calls: 2 })
+    );
+    assert_eq!(model.requests().len(), 2);
+}

@@ -182,6 +182,7 @@ impl AgentBuilder {
                     executions: 0,
                     binding: None,
                     checkpoints: Default::default(),
+                    budget: None,
                 }),
                 async_queue: Mutex::default(),
             }),

@@ -80,6 +80,8 @@ struct State {
     binding: Option<routing::Binding>,
     /// Checkpoints of suspended executions by correlation id, oldest first.
     checkpoints: std::collections::VecDeque<(String, String)>,
+    /// The call budget of the latest execution (kept by continuations).
+    budget: Option<CallBudget>,
 }
 
 /// How many suspension checkpoints an agent keeps.

@@ -83,11 +83,16 @@ impl Agent {
     /// before its first model dispatch, without new user input. Results
     /// still awaited stay outstanding: a final answer before they arrive
     /// stops with `pending_async` again, never cancelling or repeating them.
+    /// It keeps the previous execution's route and, when `options` has no
+    /// budget, its call budget (the same allowance, not a fresh one).
     pub async fn continue_with_async_results(
         &self,
-        options: RunOptions,
+        mut options: RunOptions,
     ) -> Result<AgentResponse, AgentError> {
         let lease = Lease::take(&self.inner.lease)?;
+        if options.budget.is_none() {
+            options.budget = self.state().budget.clone();
+        }
         self.execute(lease, None, options, &Events::none()).await
     }
 
@@ -190,6 +195,7 @@ impl Agent {
             if inner.routing.is_some() {
                 state.binding = Some(binding);
             }
+            state.budget.clone_from(&options.budget);
         }
         let structured_output = schema.and_then(|s| structured(&s, &progress.output));
         Ok(AgentResponse {
