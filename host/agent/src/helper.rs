@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
 use verdict_policy::CheckerError;
 use verdict_providers::{CallContext, Message, Model, ModelRequest, ProviderError};
 
@@ -18,6 +19,13 @@ pub enum HelperError {
         /// The budget.
         max_calls: u32,
     },
+    /// Called outside a tokio runtime (checkers run on the runtime's
+    /// blocking threads, where this cannot happen).
+    #[error("the helper was called outside a tokio runtime")]
+    NoRuntime,
+    /// The helper's cancellation token was cancelled.
+    #[error("the helper call was cancelled")]
+    Cancelled,
     /// The helper model call failed.
     #[error("helper model call failed: {0}")]
     Provider(ProviderError),
@@ -40,6 +48,7 @@ pub struct HelperModel {
     instructions: Option<String>,
     max_tokens: Option<u32>,
     budget: CallBudget,
+    cancel: CancellationToken,
 }
 
 impl std::fmt::Debug for HelperModel {
@@ -60,6 +69,7 @@ impl HelperModel {
             instructions: None,
             max_tokens: None,
             budget,
+            cancel: CancellationToken::new(),
         }
     }
 
@@ -75,6 +85,13 @@ impl HelperModel {
         self
     }
 
+    /// Cancelling `cancel` ends helper calls (pass the run's token so a
+    /// cancelled or timed-out check does not leave a call running).
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
     /// The helper's budget.
     pub fn budget(&self) -> &CallBudget {
         &self.budget
@@ -84,6 +101,9 @@ impl HelperModel {
     /// its text. Blocks the calling thread: call it from a checker (which
     /// runs on a blocking thread), not from async code.
     pub fn ask(&self, prompt: &str) -> Result<String, HelperError> {
+        // Connectors need the runtime's IO and timer drivers.
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| HelperError::NoRuntime)?;
+        let _entered = runtime.enter();
         let request = ModelRequest {
             model: self.model_name.clone(),
             instructions: self.instructions.clone(),
@@ -94,20 +114,27 @@ impl HelperModel {
             max_tokens: self.max_tokens,
         };
         let ctx = CallContext {
-            cancel: Default::default(),
+            cancel: self.cancel.clone(),
             on_attempt: Some(self.budget.hook()),
         };
-        let response =
-            futures::executor::block_on(self.model.complete(&request, &ctx)).map_err(|error| {
-                match error {
-                    ProviderError::AttemptRefused { reason } if reason == BUDGET_SPENT => {
-                        HelperError::BudgetExhausted {
-                            max_calls: self.budget.max_calls(),
+        let call = async {
+            tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => Err(HelperError::Cancelled),
+                answered = self.model.complete(&request, &ctx) => answered.map_err(|error| {
+                    match error {
+                        ProviderError::AttemptRefused { reason } if reason == BUDGET_SPENT => {
+                            HelperError::BudgetExhausted {
+                                max_calls: self.budget.max_calls(),
+                            }
                         }
+                        ProviderError::Cancelled => HelperError::Cancelled,
+                        other => HelperError::Provider(other),
                     }
-                    other => HelperError::Provider(other),
-                }
-            })?;
+                }),
+            }
+        };
+        let response = futures::executor::block_on(call)?;
         Ok(response.text.unwrap_or_default())
     }
 }

@@ -116,14 +116,37 @@ async fn a_helper_verdict_completes_within_budget() {
     assert!(asked.tools.is_empty());
 }
 
-#[test]
-fn a_spent_helper_budget_is_a_typed_error() {
+#[tokio::test]
+async fn a_spent_helper_budget_is_a_typed_error() {
     let helper_model = scripted(vec![Turn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(0));
-    assert_eq!(
-        helper.ask("anything"),
-        Err(HelperError::BudgetExhausted { max_calls: 0 })
-    );
+    let asked = tokio::task::spawn_blocking(move || helper.ask("anything"))
+        .await
+        .unwrap();
+    assert_eq!(asked, Err(HelperError::BudgetExhausted { max_calls: 0 }));
+    assert!(helper_model.requests().is_empty());
+}
+
+#[test]
+fn outside_a_runtime_the_helper_refuses_instead_of_panicking() {
+    let helper_model = scripted(vec![Turn::text("yes")]);
+    let dyn_helper: Arc<dyn Model> = helper_model.clone();
+    let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(3));
+    assert_eq!(helper.ask("anything"), Err(HelperError::NoRuntime));
+    assert_eq!(helper.budget().used(), 0);
+}
+
+#[tokio::test]
+async fn a_cancelled_helper_call_ends() {
+    let helper_model = scripted(vec![Turn::text("yes")]);
+    let dyn_helper: Arc<dyn Model> = helper_model.clone();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(3)).with_cancel(cancel);
+    let asked = tokio::task::spawn_blocking(move || helper.ask("anything"))
+        .await
+        .unwrap();
+    assert_eq!(asked, Err(HelperError::Cancelled));
     assert!(helper_model.requests().is_empty());
 }
