@@ -444,3 +444,42 @@ async fn a_continuation_keeps_the_previous_budget() {
     );
     assert_eq!(model.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn stream_reports_an_imported_result_as_a_settled_call() {
+    use futures::StreamExt;
+    use verdict_agent::AgentEvent;
+    let model = scripted(vec![
+        Turn::tool_call("j1", "start_job", json!({})),
+        Turn::text("Started."),
+        Turn::text("Done."),
+    ]);
+    let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
+    let agent = agent_on(&model)
+        .tool(tool)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    agent.run("Run.", RunOptions::default()).await.unwrap();
+    settlers
+        .lock()
+        .unwrap()
+        .pop()
+        .unwrap()
+        .settle(Ok(json!("ok")));
+    let events: Vec<AgentEvent> = agent.stream("Next.", RunOptions::default()).collect().await;
+    let delivered: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallSettled(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered.len(), 1);
+    assert_eq!(delivered[0].call.id, "j1");
+    assert!(!delivered[0].pending);
+    assert_eq!(
+        delivered[0].outcome,
+        ToolOutcome::Succeeded { value: json!("ok") }
+    );
+}

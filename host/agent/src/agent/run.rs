@@ -255,7 +255,7 @@ impl Agent {
             if cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
             }
-            if let Some(reason) = self.import_async(progress, managed.as_deref_mut()) {
+            if let Some(reason) = self.import_async(progress, managed.as_deref_mut(), events) {
                 return Ok(status_for(reason));
             }
             match managed.as_deref_mut() {
@@ -484,7 +484,7 @@ impl Agent {
         cancel: &CancellationToken,
         events: &Events,
     ) -> Option<Result<RunStatus, AgentError>> {
-        if let Some(reason) = self.import_async(progress, managed.as_deref_mut()) {
+        if let Some(reason) = self.import_async(progress, managed.as_deref_mut(), events) {
             return Some(Ok(status_for(reason)));
         }
         let Some(m) = managed else {
@@ -554,6 +554,7 @@ impl Agent {
         &self,
         progress: &mut Progress,
         mut managed: Option<&mut Managed>,
+        events: &Events,
     ) -> Option<StopReason> {
         let (arrived, awaited) = {
             let mut queue = self.async_queue();
@@ -562,7 +563,9 @@ impl Agent {
         let mut stop = None;
         for delivery in &arrived {
             progress.messages.push(Message::user(delivery.message()));
-            progress.tool_calls.push(delivery.to_settled());
+            let settled = delivery.to_settled();
+            events.emit(|| AgentEvent::ToolCallSettled(settled.clone()));
+            progress.tool_calls.push(settled);
             if let Some(m) = managed.as_deref_mut()
                 && let Decision::Stop { reason } = m.import(delivery)
             {
