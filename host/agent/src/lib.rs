@@ -14,6 +14,8 @@
 //! | `agent/builder.rs` | [`AgentBuilder`] |
 //! | `agent/options.rs` | [`RunOptions`], [`PolicyChoice`], [`CallBudget`] |
 //! | `agent/run.rs` | the loop ([`Agent::run`]), shared by [`Agent::stream`] |
+//! | `agent/continuation.rs` | [`Agent::continue_with_async_results`], async deliveries and their import |
+//! | `agent/finish.rs` | the suspension wrap-up and the structured-output repair/formatting calls |
 //! | `agent/stream.rs` | [`Agent::stream`]: the same loop as typed [`AgentEvent`]s |
 //! | `agent/events.rs` | [`AgentEvent`] |
 //! | `agent/batch.rs` | one response's tool calls: hooks, admission, execution, observation |

@@ -4,8 +4,10 @@
 mod async_results;
 mod batch;
 mod builder;
+mod continuation;
 mod direct;
 mod events;
+mod finish;
 mod lease;
 mod managed;
 mod options;

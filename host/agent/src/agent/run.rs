@@ -5,30 +5,22 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
-use verdict_policy::{Decision, PolicyExecution, StopReason, Turn};
+use verdict_policy::{PolicyExecution, StopReason, Turn};
 use verdict_providers::{
-    CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent,
-    ToolChoice, Usage,
+    CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage,
 };
 
 use super::Agent;
-use super::async_results::AsyncDelivery;
 use super::batch::run_batch;
 use super::events::{AgentEvent, Events};
+use super::finish::{format_instruction, repair_instruction, schema_error, structured};
 use super::lease::Lease;
 use super::managed::{FinalOutcome, Identity, Managed};
 use super::options::{BUDGET_SPENT, PolicyChoice, RunOptions};
 use super::response::{AgentResponse, RunStatus, SuspendedRun};
 use super::routing::{Binding, RouteDiagnostics};
 use crate::error::AgentError;
-use crate::tools::{SettledCall, Suspension};
-
-/// The label of the wrap-up request after a suspension.
-const SUSPENDED_LABEL: &str = "[host suspended]";
-/// The label of the repair request for an answer off the output schema.
-const REPAIR_LABEL: &str = "[host repair]";
-/// The label of the formatting request after a tool-induced stop.
-const FORMAT_LABEL: &str = "[host format]";
+use crate::tools::SettledCall;
 
 /// Retries of an empty model answer (no text, no tool calls) per turn.
 const EMPTY_RESPONSE_RETRIES: u32 = 1;
@@ -42,15 +34,15 @@ fn is_empty(response: &ModelResponse) -> bool {
 }
 
 /// What a run accumulates.
-struct Progress {
-    messages: Vec<Message>,
-    tool_calls: Vec<SettledCall>,
-    usage: Usage,
-    iterations: u32,
-    output: String,
-    suspension: Option<SuspendedRun>,
+pub(super) struct Progress {
+    pub(super) messages: Vec<Message>,
+    pub(super) tool_calls: Vec<SettledCall>,
+    pub(super) usage: Usage,
+    pub(super) iterations: u32,
+    pub(super) output: String,
+    pub(super) suspension: Option<SuspendedRun>,
     /// The execution's id (the origin of its async results).
-    execution_id: String,
+    pub(super) execution_id: String,
 }
 
 impl Agent {
@@ -74,39 +66,6 @@ impl Agent {
         let lease = Lease::take(&self.inner.lease)?;
         self.execute(lease, Some(input.into()), options, &Events::none())
             .await
-    }
-
-    /// Continues after a `pending_async` stop (or any time async results
-    /// are queued): a new execution — under the configured policy, with
-    /// fresh admission counters — that imports the delivered results
-    /// (labelled `[async result]` user messages, observed by the policy)
-    /// before its first model dispatch, without new user input. Results
-    /// still awaited stay outstanding: a final answer before they arrive
-    /// stops with `pending_async` again, never cancelling or repeating them.
-    /// It keeps the previous execution's route and, when `options` has no
-    /// budget, its call budget (the same allowance, not a fresh one).
-    pub async fn continue_with_async_results(
-        &self,
-        mut options: RunOptions,
-    ) -> Result<AgentResponse, AgentError> {
-        let lease = Lease::take(&self.inner.lease)?;
-        if options.budget.is_none() {
-            options.budget = self.state().budget.clone();
-        }
-        self.execute(lease, None, options, &Events::none()).await
-    }
-
-    /// Delivers an async tool result (from a settler elsewhere, or a saved
-    /// queue) to the agent; the next execution imports it. Returns false
-    /// when a result for this call id was already delivered (repeated
-    /// deliveries are ignored).
-    pub fn deliver_async_result(&self, delivery: AsyncDelivery) -> bool {
-        self.async_queue().deliver(delivery)
-    }
-
-    /// The ids of the async calls whose results are still awaited.
-    pub fn pending_async_calls(&self) -> Vec<String> {
-        self.async_queue().awaited_ids()
     }
 
     /// The one implementation behind `run` and `stream`.
@@ -314,10 +273,7 @@ impl Agent {
                     && !events.streaming()
                     && let Some(error) = schema_error(validator, &text)
                 {
-                    let instruction = format!(
-                        "{REPAIR_LABEL} Your final answer does not match the required JSON \
-                         Schema ({error}). Reply with only the corrected JSON."
-                    );
+                    let instruction = repair_instruction(&error);
                     text = self
                         .reformat(progress, binding, &ctx, options, events, instruction)
                         .await?;
@@ -373,20 +329,14 @@ impl Agent {
                 let mut text = result;
                 match schema {
                     Some(validator) => {
-                        let instruction = format!(
-                            "{FORMAT_LABEL} The run ended after the tool `{tool}`. Reply with \
-                             only the final answer as JSON matching the required schema."
-                        );
+                        let instruction = format_instruction(&tool);
                         text = self
                             .reformat(progress, binding, &ctx, options, events, instruction)
                             .await?;
                         if !events.streaming()
                             && let Some(error) = schema_error(validator, &text)
                         {
-                            let instruction = format!(
-                                "{REPAIR_LABEL} Your final answer does not match the required \
-                                 JSON Schema ({error}). Reply with only the corrected JSON."
-                            );
+                            let instruction = repair_instruction(&error);
                             text = self
                                 .reformat(progress, binding, &ctx, options, events, instruction)
                                 .await?;
@@ -415,63 +365,6 @@ impl Agent {
                 r#loop: managed.as_deref().map(Managed::diagnostics),
             });
         }
-    }
-
-    /// A tool suspended the execution: checkpoint the conversation under its
-    /// correlation id, then make one tool-free wrap-up call (an attempt the
-    /// budget counts). The completion check does not run.
-    async fn wrap_up(
-        &self,
-        progress: &mut Progress,
-        binding: &Binding,
-        ctx: &CallContext,
-        options: &RunOptions,
-        events: &Events,
-        signal: Suspension,
-    ) -> Result<RunStatus, AgentError> {
-        // Messages are plain data with string keys: serialization cannot fail.
-        let checkpoint =
-            serde_json::to_string(&progress.messages).unwrap_or_else(|_| "[]".to_owned());
-        self.state()
-            .save_checkpoint(&signal.correlation_id, &checkpoint);
-        let because = signal
-            .reason
-            .as_deref()
-            .map(|r| format!(": {r}"))
-            .unwrap_or_default();
-        progress.messages.push(Message::user(format!(
-            "{SUSPENDED_LABEL} This execution is suspended (correlation id {}){because}. \
-             Reply to the user with a brief status; no tools are available.",
-            signal.correlation_id
-        )));
-        progress.suspension = Some(SuspendedRun {
-            correlation_id: signal.correlation_id,
-            reason: signal.reason,
-            checkpoint,
-        });
-        let request = ModelRequest {
-            model: binding.model_name.clone(),
-            instructions: self.inner.instructions.clone(),
-            messages: progress.messages.clone(),
-            tools: Vec::new(),
-            tool_choice: ToolChoice::None,
-            output_schema: None,
-            max_tokens: self.inner.max_tokens,
-        };
-        let response = self
-            .call_model(&binding.model, &request, ctx, events)
-            .await
-            .map_err(|e| provider_error(e, options))?;
-        add_usage(&mut progress.usage, &response.usage);
-        // Tool calls in a wrap-up are not run (and not kept, so the
-        // tool-call/result protocol stays whole).
-        let text = response.text.unwrap_or_default();
-        progress.messages.push(Message::Assistant {
-            text: Some(text.clone()),
-            tool_calls: Vec::new(),
-        });
-        progress.output = text;
-        Ok(RunStatus::Completed)
     }
 
     /// A final candidate: imports arrived async results, then asks the
@@ -510,79 +403,9 @@ impl Agent {
         }
     }
 
-    /// One structured-output call — a repair of a final answer off the
-    /// schema, or the formatting after a tool-induced stop: `instruction`
-    /// as a user message, tool-free, with the schema, counted by the
-    /// budget; appended as a separate final answer. Returns it.
-    async fn reformat(
-        &self,
-        progress: &mut Progress,
-        binding: &Binding,
-        ctx: &CallContext,
-        options: &RunOptions,
-        events: &Events,
-        instruction: String,
-    ) -> Result<String, AgentError> {
-        progress.messages.push(Message::user(instruction));
-        let request = ModelRequest {
-            model: binding.model_name.clone(),
-            instructions: self.inner.instructions.clone(),
-            messages: progress.messages.clone(),
-            tools: Vec::new(),
-            tool_choice: ToolChoice::None,
-            output_schema: options.output_schema.clone(),
-            max_tokens: self.inner.max_tokens,
-        };
-        let response = self
-            .call_model(&binding.model, &request, ctx, events)
-            .await
-            .map_err(|e| provider_error(e, options))?;
-        add_usage(&mut progress.usage, &response.usage);
-        let text = response.text.unwrap_or_default();
-        progress.messages.push(Message::Assistant {
-            text: Some(text.clone()),
-            tool_calls: Vec::new(),
-        });
-        progress.output.clone_from(&text);
-        Ok(text)
-    }
-
-    /// Imports the async results that arrived (a labelled user message and
-    /// a policy observation each) and registers the ones still awaited as
-    /// outstanding. Returns the stop an import caused.
-    fn import_async(
-        &self,
-        progress: &mut Progress,
-        mut managed: Option<&mut Managed>,
-        events: &Events,
-    ) -> Option<StopReason> {
-        let (arrived, awaited) = {
-            let mut queue = self.async_queue();
-            (queue.take_arrived(), queue.awaited())
-        };
-        let mut stop = None;
-        for delivery in &arrived {
-            progress.messages.push(Message::user(delivery.message()));
-            let settled = delivery.to_settled();
-            events.emit(|| AgentEvent::ToolCallSettled(settled.clone()));
-            progress.tool_calls.push(settled);
-            if let Some(m) = managed.as_deref_mut()
-                && let Decision::Stop { reason } = m.import(delivery)
-            {
-                stop.get_or_insert(reason);
-            }
-        }
-        if let Some(m) = managed {
-            for delivery in &awaited {
-                m.expect(delivery);
-            }
-        }
-        stop
-    }
-
     /// One model call: whole for `run`, streamed (text deltas forwarded)
     /// for `stream`.
-    async fn call_model(
+    pub(super) async fn call_model(
         &self,
         model: &Arc<dyn Model>,
         request: &ModelRequest,
@@ -606,23 +429,6 @@ impl Agent {
     }
 }
 
-/// Why `text` is not JSON matching the schema, if it is not.
-fn schema_error(validator: &jsonschema::Validator, text: &str) -> Option<String> {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Err(e) => Some(format!("not JSON: {e}")),
-        Ok(value) => validator
-            .iter_errors(&value)
-            .next()
-            .map(|e| format!("{} at `{}`", e, e.instance_path)),
-    }
-}
-
-/// The final answer as JSON, when it matches the schema.
-fn structured(validator: &jsonschema::Validator, text: &str) -> Option<serde_json::Value> {
-    let value = serde_json::from_str(text).ok()?;
-    validator.is_valid(&value).then_some(value)
-}
-
 fn status_for(reason: StopReason) -> RunStatus {
     match reason {
         StopReason::Completed | StopReason::AnswerReturned => RunStatus::Completed,
@@ -643,7 +449,7 @@ pub(super) fn provider_error(error: ProviderError, options: &RunOptions) -> Agen
     }
 }
 
-fn add_usage(total: &mut Usage, call: &Usage) {
+pub(super) fn add_usage(total: &mut Usage, call: &Usage) {
     total.input_tokens = total.input_tokens.saturating_add(call.input_tokens);
     total.output_tokens = total.output_tokens.saturating_add(call.output_tokens);
     total.cached_input_tokens = total

@@ -1,0 +1,84 @@
+//! Async results in the loop: continuing with them, delivering them, and
+//! importing them into an execution before its next model dispatch or
+//! completion check.
+
+use verdict_policy::{Decision, StopReason};
+use verdict_providers::Message;
+
+use super::Agent;
+use super::async_results::AsyncDelivery;
+use super::events::{AgentEvent, Events};
+use super::lease::Lease;
+use super::managed::Managed;
+use super::options::RunOptions;
+use super::response::AgentResponse;
+use super::run::Progress;
+use crate::error::AgentError;
+
+impl Agent {
+    /// Continues after a `pending_async` stop (or any time async results
+    /// are queued): a new execution — under the configured policy, with
+    /// fresh admission counters — that imports the delivered results
+    /// (labelled `[async result]` user messages, observed by the policy)
+    /// before its first model dispatch, without new user input. Results
+    /// still awaited stay outstanding: a final answer before they arrive
+    /// stops with `pending_async` again, never cancelling or repeating them.
+    /// It keeps the previous execution's route and, when `options` has no
+    /// budget, its call budget (the same allowance, not a fresh one).
+    pub async fn continue_with_async_results(
+        &self,
+        mut options: RunOptions,
+    ) -> Result<AgentResponse, AgentError> {
+        let lease = Lease::take(&self.inner.lease)?;
+        if options.budget.is_none() {
+            options.budget = self.state().budget.clone();
+        }
+        self.execute(lease, None, options, &Events::none()).await
+    }
+
+    /// Delivers an async tool result (from a settler elsewhere, or a saved
+    /// queue) to the agent; the next execution imports it. Returns false
+    /// when a result for this call id was already delivered (repeated
+    /// deliveries are ignored).
+    pub fn deliver_async_result(&self, delivery: AsyncDelivery) -> bool {
+        self.async_queue().deliver(delivery)
+    }
+
+    /// The ids of the async calls whose results are still awaited.
+    pub fn pending_async_calls(&self) -> Vec<String> {
+        self.async_queue().awaited_ids()
+    }
+
+    /// Imports the async results that arrived (a labelled user message and
+    /// a policy observation each) and registers the ones still awaited as
+    /// outstanding. Returns the stop an import caused.
+    pub(super) fn import_async(
+        &self,
+        progress: &mut Progress,
+        mut managed: Option<&mut Managed>,
+        events: &Events,
+    ) -> Option<StopReason> {
+        let (arrived, awaited) = {
+            let mut queue = self.async_queue();
+            (queue.take_arrived(), queue.awaited())
+        };
+        let mut stop = None;
+        for delivery in &arrived {
+            progress.messages.push(Message::user(delivery.message()));
+            let settled = delivery.to_settled();
+            events.emit(|| AgentEvent::ToolCallSettled(settled.clone()));
+            progress.tool_calls.push(settled);
+            if let Some(m) = managed.as_deref_mut()
+                && let Decision::Stop { reason } = m.import(delivery)
+            {
+                stop.get_or_insert(reason);
+            }
+        }
+        if let Some(m) = managed {
+            for delivery in &awaited {
+                m.expect(delivery);
+            }
+        }
+        stop
+    }
+}
