@@ -38,8 +38,8 @@ impl Agent {
 
     /// Delivers an async tool result (from a settler elsewhere, or a saved
     /// queue) to the agent; the next execution imports it. Returns false
-    /// when a result for this call id was already delivered (repeated
-    /// deliveries are ignored).
+    /// when a result with this identity (origin execution and call id) was
+    /// already delivered (repeated deliveries are ignored).
     pub fn deliver_async_result(&self, delivery: AsyncDelivery) -> bool {
         self.async_queue().deliver(delivery)
     }
