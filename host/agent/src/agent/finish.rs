@@ -2,7 +2,7 @@
 //! the structured-output calls (repair, formatting after a tool-induced
 //! stop).
 
-use verdict_providers::{CallContext, Message, ModelRequest, ToolChoice};
+use verdict_providers::{CallContext, Message, ModelRequest, OutputSchema, ToolChoice};
 
 use super::Agent;
 use super::events::Events;
@@ -69,28 +69,11 @@ impl Agent {
             reason: signal.reason,
             checkpoint,
         });
-        let request = ModelRequest {
-            model: binding.model_name.clone(),
-            instructions: self.inner.instructions.clone(),
-            messages: progress.messages.clone(),
-            tools: Vec::new(),
-            tool_choice: ToolChoice::None,
-            output_schema: None,
-            max_tokens: self.inner.max_tokens,
-        };
-        let response = self
-            .call_model(&binding.model, &request, ctx, events)
-            .await
-            .map_err(|e| provider_error(e, options))?;
-        add_usage(&mut progress.usage, &response.usage);
         // Tool calls in a wrap-up are not run (and not kept, so the
         // tool-call/result protocol stays whole).
-        let text = response.text.unwrap_or_default();
-        progress.messages.push(Message::Assistant {
-            text: Some(text.clone()),
-            tool_calls: Vec::new(),
-        });
-        progress.output = text;
+        progress.output = self
+            .tool_free_call(progress, binding, ctx, options, events, None)
+            .await?;
         Ok(RunStatus::Completed)
     }
 
@@ -108,13 +91,39 @@ impl Agent {
         instruction: String,
     ) -> Result<String, AgentError> {
         progress.messages.push(Message::user(instruction));
+        let text = self
+            .tool_free_call(
+                progress,
+                binding,
+                ctx,
+                options,
+                events,
+                options.output_schema.clone(),
+            )
+            .await?;
+        progress.output.clone_from(&text);
+        Ok(text)
+    }
+
+    /// One tool-free model call on the conversation so far, counted by the
+    /// budget; its text is appended as an assistant message (any tool calls
+    /// in it are neither run nor kept) and returned.
+    async fn tool_free_call(
+        &self,
+        progress: &mut Progress,
+        binding: &Binding,
+        ctx: &CallContext,
+        options: &RunOptions,
+        events: &Events,
+        output_schema: Option<OutputSchema>,
+    ) -> Result<String, AgentError> {
         let request = ModelRequest {
             model: binding.model_name.clone(),
             instructions: self.inner.instructions.clone(),
             messages: progress.messages.clone(),
             tools: Vec::new(),
             tool_choice: ToolChoice::None,
-            output_schema: options.output_schema.clone(),
+            output_schema,
             max_tokens: self.inner.max_tokens,
         };
         let response = self
@@ -127,7 +136,6 @@ impl Agent {
             text: Some(text.clone()),
             tool_calls: Vec::new(),
         });
-        progress.output.clone_from(&text);
         Ok(text)
     }
 }
