@@ -13,10 +13,7 @@ use verdict_providers::sse::decode_sse_bytes;
 use verdict_providers::{CallContext, Connector, Model, ModelRequest, ModelResponse, Protocol};
 
 fn samples_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/wire-samples"
-    ))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/wire-samples"))
 }
 
 fn folder(p: Protocol) -> &'static str {

@@ -6,17 +6,14 @@ use std::path::PathBuf;
 use verdict_providers::sse::decode_sse_bytes;
 use verdict_providers::{ModelResponse, Protocol, ProviderError, StreamEvent};
 
-/// The recorded provider bodies in `shared/wire-samples`, beside the repo.
-/// Panics (fails the test) when the folder is missing: these tests must
-/// never pass without their data.
+/// The recorded provider bodies in `tests/wire-samples` (see its
+/// PROVENANCE.md). Panics (fails the test) when the folder is missing: these
+/// tests must never pass without their data.
 pub fn samples_dir() -> PathBuf {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/wire-samples"
-    ));
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/wire-samples"));
     assert!(
         dir.join("README.md").is_file(),
-        "wire samples not found at {}: clone the repo with shared/ beside it",
+        "wire samples not found at {}",
         dir.display()
     );
     dir
