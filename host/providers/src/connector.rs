@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::errors::{ProviderError, TimeoutPhase};
 use crate::model::{CallContext, EventStream, Model, ModelRequest, ModelResponse};
 use crate::protocol::{Protocol, classify_error};
-use crate::retry::{RetryPolicy, with_retries};
+use crate::retry::{RetryPolicy, retryable_before_first_event, with_retries};
 use crate::secret::{ApiKey, Credential};
 use crate::sse;
 
@@ -213,23 +213,20 @@ impl Connector {
         self.protocol
     }
 
-    /// Send the request, retrying per the policy; returns a 2xx response and
-    /// the number of attempts made.
-    async fn send(
+    /// The request's URL and encoded body.
+    fn encode(
         &self,
         request: &ModelRequest,
         stream: bool,
-        ctx: &CallContext,
-    ) -> Result<(reqwest::Response, u32), ProviderError> {
+    ) -> Result<(String, Bytes), ProviderError> {
         let body = Bytes::from(
             serde_json::to_vec(&self.protocol.encode_request(request, stream))
                 .map_err(|e| config_error(format!("request body: {e}")))?,
         );
-        let url = self.protocol.url(&self.base_url, &request.model, stream);
-        with_retries(&self.retry, ctx, || {
-            self.attempt(&url, body.clone(), &ctx.cancel)
-        })
-        .await
+        Ok((
+            self.protocol.url(&self.base_url, &request.model, stream),
+            body,
+        ))
     }
 
     /// One HTTP attempt: a 2xx response, or the classified error.
@@ -308,7 +305,12 @@ impl Connector {
         request: &ModelRequest,
         ctx: &CallContext,
     ) -> Result<ModelResponse, ProviderError> {
-        let (response, attempts) = self.send(request, false, ctx).await?;
+        let (url, body) = self.encode(request, false)?;
+        let (response, attempts) =
+            with_retries(&self.retry, ctx, ProviderError::is_retryable, |_| {
+                self.attempt(&url, body.clone(), &ctx.cancel)
+            })
+            .await?;
         let total = self.timeouts.total;
         let body = tokio::time::timeout(total, self.read_body(response, &ctx.cancel))
             .await
@@ -326,14 +328,34 @@ impl Connector {
         request: &ModelRequest,
         ctx: &CallContext,
     ) -> Result<EventStream, ProviderError> {
-        let (response, attempts) = self.send(request, true, ctx).await?;
-        Ok(sse::drive(
-            response.bytes_stream(),
-            self.protocol.stream_decoder(),
-            ctx.cancel.clone(),
-            self.timeouts.idle,
-            attempts,
-        ))
+        let (url, body) = self.encode(request, true)?;
+        // An attempt lasts until the stream's first event: a stream that
+        // fails before it (cut, error event, 429/5xx) has shown the caller
+        // nothing, so it is retried like a failed request.
+        let ((first, rest), _) =
+            with_retries(&self.retry, ctx, retryable_before_first_event, |number| {
+                let body = body.clone();
+                let url = &url;
+                async move {
+                    let response = self.attempt(url, body, &ctx.cancel).await?;
+                    let mut events = sse::drive(
+                        response.bytes_stream(),
+                        self.protocol.stream_decoder(),
+                        ctx.cancel.clone(),
+                        self.timeouts.idle,
+                        number,
+                    );
+                    match events.next().await {
+                        Some(Ok(first)) => Ok((first, events)),
+                        Some(Err(e)) => Err(e),
+                        None => Err(ProviderError::truncated(
+                            "the stream ended before any event",
+                        )),
+                    }
+                }
+            })
+            .await?;
+        Ok(Box::pin(futures::stream::iter([Ok(first)]).chain(rest)))
     }
 }
 

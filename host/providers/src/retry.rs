@@ -41,7 +41,17 @@ impl RetryPolicy {
     /// The wait before retry number `retry` (1-based) after `error`, or
     /// `None` when the call must not be retried.
     pub fn delay_for(&self, retry: u32, error: &ProviderError) -> Option<Duration> {
-        if retry > self.max_retries || !error.is_retryable() {
+        if !error.is_retryable() {
+            return None;
+        }
+        self.backoff(retry, error)
+    }
+
+    /// The wait before retry number `retry` after `error`, whatever kind
+    /// of error it is; `None` once the retries are spent or the provider
+    /// asks for a longer wait than `max_delay`.
+    fn backoff(&self, retry: u32, error: &ProviderError) -> Option<Duration> {
+        if retry > self.max_retries {
             return None;
         }
         if let ProviderError::RateLimited {
@@ -61,27 +71,34 @@ impl RetryPolicy {
     }
 }
 
-/// Run `attempt` until it succeeds or the policy gives up. Every attempt is
+/// Run `attempt` (given its 1-based number) until it succeeds, fails with
+/// an error `retryable` refuses, or the policy gives up. Every attempt is
 /// reported to the call's hook first (which may refuse it); waits between
 /// attempts end early on cancellation. Returns the value and the attempt count.
 pub(crate) async fn with_retries<T, F, Fut>(
     policy: &RetryPolicy,
     ctx: &CallContext,
+    retryable: impl Fn(&ProviderError) -> bool,
     mut attempt: F,
 ) -> Result<(T, u32), ProviderError>
 where
-    F: FnMut() -> Fut,
+    F: FnMut(u32) -> Fut,
     Fut: Future<Output = Result<T, ProviderError>>,
 {
     let mut number = 1u32;
     let mut retry_of = None;
     loop {
         ctx.report(&Attempt { number, retry_of })?;
-        let error = match attempt().await {
+        let error = match attempt(number).await {
             Ok(value) => return Ok((value, number)),
             Err(e) => e,
         };
-        let Some(delay) = policy.delay_for(number, &error) else {
+        let delay = if retryable(&error) {
+            policy.backoff(number, &error)
+        } else {
+            None
+        };
+        let Some(delay) = delay else {
             return Err(error);
         };
         tracing::debug!(attempt = number, ?delay, %error, "retrying model call");
@@ -92,6 +109,13 @@ where
         number += 1;
         retry_of = Some(error);
     }
+}
+
+/// Whether a stream that failed with `error` before its first event is
+/// tried again: transient errors, and a body cut short (the caller has seen
+/// nothing of it).
+pub(crate) fn retryable_before_first_event(error: &ProviderError) -> bool {
+    error.is_retryable() || matches!(error, ProviderError::TruncatedStream { .. })
 }
 
 /// Read `retry-after-ms` (OpenAI) or `retry-after` (seconds or HTTP date).

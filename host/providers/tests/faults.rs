@@ -270,7 +270,7 @@ async fn cut_stream_is_truncated_and_yields_no_tool_call() {
             })]))
             .await
             .unwrap();
-            let model = connector(&fake, p);
+            let model = no_retries(&fake, p);
             let (events, err) = stream_until_error(&model, &CallContext::default()).await;
             assert!(
                 matches!(err, Some(ProviderError::TruncatedStream { .. })),
@@ -296,6 +296,74 @@ async fn cut_stream_is_truncated_and_yields_no_tool_call() {
         assert!(
             matches!(err, ProviderError::TruncatedStream { .. }),
             "{p:?}: {err:?}"
+        );
+    }
+}
+
+/// A connector to `fake` that never retries.
+fn no_retries(fake: &FakeProvider, p: Protocol) -> Connector {
+    Connector::new(fake.connector_config(p).with_retry(RetryPolicy::none()))
+        .unwrap_or_else(|e| panic!("connector: {e}"))
+}
+
+/// A stream that breaks (cut, or an error event) before its first event
+/// has shown the caller nothing: it is retried, and the caller sees only
+/// the next attempt's answer. Once an event was yielded it is not retried.
+#[tokio::test]
+async fn a_stream_broken_before_its_first_event_is_retried() {
+    let faults = |after_frames: usize| {
+        [
+            Fault::CutStream {
+                after_frames,
+                reply: tool_reply(),
+            },
+            Fault::ErrorEvent {
+                after_frames,
+                status: 529,
+                message: "Overloaded".into(),
+            },
+        ]
+    };
+    for p in Protocol::ALL {
+        let frames = p
+            .render_stream(&tool_reply().to_response(1), "test-model", 4)
+            .len();
+        let (mut retried, mut kept) = (0, 0);
+        for after_frames in 0..frames {
+            for fault in faults(after_frames) {
+                let script =
+                    || Script::new(vec![Turn::fault(fault.clone()), Turn::text("recovered")]);
+                // What the caller would see of the broken attempt alone.
+                let fake = FakeProvider::start(script()).await.unwrap();
+                let (seen, err) =
+                    stream_until_error(&no_retries(&fake, p), &CallContext::default()).await;
+                if err.is_none() {
+                    // An error event after the whole answer never comes.
+                    assert!(matches!(fault, Fault::ErrorEvent { .. }), "{p:?} {fault:?}");
+                    continue;
+                }
+
+                let fake = FakeProvider::start(script()).await.unwrap();
+                let (ctx, attempts) = recording_ctx();
+                let (events, err) = stream_until_error(&connector(&fake, p), &ctx).await;
+                if seen.is_empty() {
+                    retried += 1;
+                    assert!(err.is_none(), "{p:?} {fault:?}: {err:?}");
+                    assert_eq!(common::text_of(&events), "recovered", "{p:?} {fault:?}");
+                    assert_eq!(common::completed(&events).attempts, 2, "{p:?} {fault:?}");
+                    assert_eq!(fake.requests().len(), 2, "{p:?} {fault:?}");
+                    assert_eq!(attempts.lock().unwrap().len(), 2, "{p:?} {fault:?}");
+                } else {
+                    kept += 1;
+                    assert!(err.is_some(), "{p:?} {fault:?}: not retried after an event");
+                    assert_eq!(events, seen, "{p:?} {fault:?}");
+                    assert_eq!(fake.requests().len(), 1, "{p:?} {fault:?}");
+                }
+            }
+        }
+        assert!(
+            retried > 0 && kept > 0,
+            "{p:?}: {retried} retried, {kept} kept"
         );
     }
 }
@@ -334,7 +402,7 @@ async fn error_event_mid_stream_is_classified() {
             })]))
             .await
             .unwrap();
-            let model = connector(&fake, p);
+            let model = no_retries(&fake, p);
             let (events, err) = stream_until_error(&model, &CallContext::default()).await;
             let ok = match (check, &err) {
                 ("server", Some(ProviderError::Server { message, .. })) => message == "Overloaded",
@@ -349,7 +417,6 @@ async fn error_event_mid_stream_is_classified() {
                     .iter()
                     .any(|e| matches!(e, StreamEvent::Completed(_)))
             );
-            // Mid-stream errors are not retried: output was already yielded.
             assert_eq!(fake.requests().len(), 1);
         }
     }

@@ -191,3 +191,31 @@ async fn faults_in_process() {
     assert!(r.tool_calls.is_empty());
     assert_eq!(r.dropped_tool_calls, 1);
 }
+
+#[tokio::test]
+async fn a_stream_cut_before_its_first_event_is_retried_in_process() {
+    let cut = |after_frames| {
+        Turn::fault(Fault::CutStream {
+            after_frames,
+            reply: Reply {
+                text: Some("abcdefghijkl".into()),
+                ..Reply::default()
+            },
+        })
+    };
+    let scripted = ScriptedModel::new(Script::new(vec![cut(0), Turn::text("recovered"), cut(1)]))
+        .with_retry(RetryPolicy {
+            max_retries: 1,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(10),
+        });
+    let (r, _) = call(&scripted, &request_of(), true).await.unwrap();
+    assert_eq!((r.text.as_deref(), r.attempts), (Some("recovered"), 2));
+    // After an event the cut reaches the caller.
+    let err = call(&scripted, &request_of(), true).await.unwrap_err();
+    assert!(
+        matches!(err, ProviderError::TruncatedStream { .. }),
+        "{err:?}"
+    );
+    assert_eq!(scripted.remaining_turns(), 0);
+}

@@ -14,7 +14,7 @@ use crate::model::{
     CallContext, EventStream, FinishReason, Model, ModelRequest, ModelResponse, StreamEvent,
 };
 use crate::protocol::split_chunks;
-use crate::retry::{RetryPolicy, with_retries};
+use crate::retry::{RetryPolicy, retryable_before_first_event, with_retries};
 use crate::sse::closing_events;
 
 /// A [`Model`] that answers from a script.
@@ -169,7 +169,10 @@ impl Model for ScriptedModel {
     ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
         Box::pin(async move {
             let (outcome, attempts) =
-                with_retries(&self.retry, ctx, || self.attempt(request, ctx)).await?;
+                with_retries(&self.retry, ctx, ProviderError::is_retryable, |_| {
+                    self.attempt(request, ctx)
+                })
+                .await?;
             match outcome {
                 Outcome::Reply(mut response, _) => {
                     response.attempts = attempts;
@@ -186,8 +189,16 @@ impl Model for ScriptedModel {
         ctx: &'a CallContext,
     ) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
         Box::pin(async move {
+            // As over HTTP: a stream that breaks before its first event is
+            // retried.
             let (outcome, attempts) =
-                with_retries(&self.retry, ctx, || self.attempt(request, ctx)).await?;
+                with_retries(&self.retry, ctx, retryable_before_first_event, |_| async {
+                    match self.attempt(request, ctx).await? {
+                        Outcome::Broken(events, error) if events.is_empty() => Err(error),
+                        outcome => Ok(outcome),
+                    }
+                })
+                .await?;
             let items: Vec<Result<StreamEvent, ProviderError>> = match outcome {
                 Outcome::Reply(mut response, chunk) => {
                     response.attempts = attempts;
