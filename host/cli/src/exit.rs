@@ -8,7 +8,8 @@
 //! | 3 | the checker failed | the policy stopped the run on a checker error |
 //! | 4 | — | answer returned without verification (no policy or no completion checker) |
 //! | 5 | — | stopped by the loop policy (recovery exhausted, repeated read, duplicate action, tracking bound, uncertain effect, state change, iteration bound…) |
-//! | 6 | — | the run failed (model call error, cancelled) |
+//! | 6 | — | the run failed (model call error, cancelled — also by SIGINT, SIGTERM or SIGHUP); `console`: ended by SIGTERM or SIGHUP |
+//! | 7 | standard output could not be written (closed pipe, full disk) | same |
 
 use std::process::ExitCode;
 
@@ -30,8 +31,12 @@ pub enum Exit {
     Unverified = 4,
     /// `run`: the loop policy (or the iteration bound) stopped the run.
     Stopped = 5,
-    /// `run`: the run failed (model call error, cancellation).
+    /// `run`: the run failed (model call error, cancellation); `console`:
+    /// ended by SIGTERM or SIGHUP.
     RunFailed = 6,
+    /// Standard output could not be written (closed pipe, full disk): the
+    /// result is lost, whatever it was.
+    OutputFailed = 7,
 }
 
 impl From<Exit> for ExitCode {

@@ -8,7 +8,10 @@ mod console;
 mod exit;
 mod narrate;
 mod outcome;
+mod output;
+mod roots;
 mod session;
+mod signals;
 mod workspace;
 
 use clap::{Parser, Subcommand};
@@ -42,7 +45,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(usage) => return usage_exit(&usage),
+    };
     let result = match cli.command {
         Command::Demo(args) => commands::demo::run(args),
         Command::Run(args) => commands::run::run(args),
@@ -54,8 +60,39 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code.into(),
         Err(err) => {
-            eprintln!("error: {err:#}");
-            exit::Exit::InvalidInput.into()
+            output::note_line(format_args!("error: {err:#}"));
+            if err.downcast_ref::<output::OutputError>().is_some() {
+                exit::Exit::OutputFailed.into()
+            } else {
+                exit::Exit::InvalidInput.into()
+            }
         }
     }
+}
+
+/// `--help` and `--version` go to stdout (a failed write is exit 7, like
+/// every other output); a usage error goes to stderr with exit 2.
+fn usage_exit(usage: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let shown = matches!(
+        usage.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    );
+    if shown && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        // clap's own output, in colour.
+        let _ = usage.print();
+        return ExitCode::SUCCESS;
+    }
+    if shown {
+        let text = usage.render().to_string();
+        return match outln!("{}", text.trim_end()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                output::note_line(format_args!("error: {err}"));
+                exit::Exit::OutputFailed.into()
+            }
+        };
+    }
+    let _ = usage.print();
+    exit::Exit::InvalidInput.into()
 }

@@ -16,6 +16,16 @@ pub const MAX_ARTIFACT_BYTES: u64 = 1024 * 1024;
 /// Most ids `list_artifacts` returns.
 pub const MAX_LIST: usize = 1_000;
 
+/// What the model is told when artifact `id` cannot be used: a missing
+/// artifact and a refused one are different answers.
+fn io_error(id: &str, error: &std::io::Error) -> ToolError {
+    ToolError::new(match error.kind() {
+        std::io::ErrorKind::NotFound => format!("artifact {id} does not exist"),
+        std::io::ErrorKind::PermissionDenied => format!("artifact {id}: permission denied"),
+        _ => format!("artifact {id}: {error}"),
+    })
+}
+
 /// A workspace directory.
 #[derive(Debug, Clone)]
 pub struct Workspace {
@@ -68,8 +78,7 @@ impl Workspace {
 
     fn read(&self, id: &str) -> Result<Value, ToolError> {
         let path = self.path(id)?;
-        let meta = std::fs::metadata(&path)
-            .map_err(|_| ToolError::new(format!("artifact {id} does not exist")))?;
+        let meta = std::fs::metadata(&path).map_err(|e| io_error(id, &e))?;
         if !meta.is_file() {
             return Err(ToolError::new(format!("artifact {id} is not a file")));
         }
@@ -78,8 +87,7 @@ impl Workspace {
                 "artifact {id} is larger than {MAX_ARTIFACT_BYTES} bytes"
             )));
         }
-        let bytes =
-            std::fs::read(&path).map_err(|e| ToolError::new(format!("artifact {id}: {e}")))?;
+        let bytes = std::fs::read(&path).map_err(|e| io_error(id, &e))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| ToolError::new(format!("artifact {id} is not UTF-8 text")))?;
         let content = serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text));
@@ -202,6 +210,18 @@ mod tests {
                 .message
                 .contains("does not exist")
         );
+    }
+
+    #[test]
+    fn denied_is_never_reported_as_missing() {
+        use std::io::{Error, ErrorKind};
+        let said = |kind| io_error("A42", &Error::from(kind)).message;
+        assert_eq!(said(ErrorKind::NotFound), "artifact A42 does not exist");
+        assert_eq!(
+            said(ErrorKind::PermissionDenied),
+            "artifact A42: permission denied"
+        );
+        assert!(said(ErrorKind::IsADirectory).starts_with("artifact A42: "));
     }
 
     #[test]

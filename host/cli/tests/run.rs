@@ -225,35 +225,3 @@ fn tenant_selection() {
     assert_eq!(code, Some(4), "{value}");
     assert_eq!(value["tenant"], "other");
 }
-
-#[test]
-fn ctrl_c_cancels_the_run_exit_6() {
-    let fake = Fake::start(Script::new(vec![Turn::text("slow").delayed(20_000)]));
-    let setup = Setup::new();
-    let path = setup.write(
-        "verdict.toml",
-        &(base_config(&fake.base_url(), 6) + &verified(2)),
-    );
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(["run", "--config", path.to_str().unwrap(), "--json", PROMPT])
-        .env("VERDICT_CACHE_DIR", setup.path("cache"))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Interrupt once the model call is pending.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while fake.requests() == 0 {
-        assert!(std::time::Instant::now() < deadline, "no model call");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(6));
-    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(value["outcome"], "error");
-    assert_eq!(value["error"]["message"], "the run was cancelled");
-}

@@ -1,15 +1,15 @@
 //! `verdict check`: run a verifier on a packet and print the verdict.
 
 use super::HostArgs;
+use crate::config::LimitsSection;
 use crate::exit::Exit;
+use crate::output::OutputError;
 use anyhow::Context;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use verdict_policy::CheckPacket;
-use verdict_sandbox::{
-    ArtifactStore, CallMetrics, CheckError, DirStore, Limits, MemoryStore, Tenant,
-};
+use verdict_sandbox::{ArtifactStore, CallMetrics, CheckError, DirStore, MemoryStore, Tenant};
 
 /// Arguments of `verdict check`.
 #[derive(Debug, clap::Args)]
@@ -47,6 +47,16 @@ pub struct CheckArgs {
 
 /// Runs `verdict check`.
 pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
+    // The same ranges as a configuration file's `[tenants.NAME.limits]`.
+    let limits = LimitsSection {
+        fuel: args.fuel,
+        timeout_ms: args.timeout_ms,
+        memory_mib: args.memory_mib,
+    };
+    limits
+        .validate()
+        .map_err(|e| anyhow::anyhow!("--{}: {e}", e.field.replace('_', "-")))?;
+    let limits = limits.to_limits();
     let text = std::fs::read_to_string(&args.packet)
         .with_context(|| format!("cannot read {}", args.packet.display()))?;
     let packet: CheckPacket = serde_json::from_str(&text)
@@ -54,20 +64,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     let packet = packet.bounded();
     let store: Arc<dyn ArtifactStore> = match &args.artifacts {
         Some(dir) => {
-            Arc::new(DirStore::open(dir).with_context(|| format!("cannot open {}", dir.display()))?)
+            let dir = crate::roots::check(dir, false).context("--artifacts")?;
+            Arc::new(
+                DirStore::open(&dir).with_context(|| format!("cannot open {}", dir.display()))?,
+            )
         }
         None => Arc::new(MemoryStore::new()),
     };
-    let mut limits = Limits::default();
-    if let Some(fuel) = args.fuel {
-        limits.fuel = fuel;
-    }
-    if let Some(ms) = args.timeout_ms {
-        limits.timeout_ms = ms;
-    }
-    if let Some(mib) = args.memory_mib {
-        limits.memory_bytes = mib.saturating_mul(1024 * 1024);
-    }
     let tenant = Tenant::new(args.tenant.clone(), limits, store);
     let bytes = super::read_verifier(&args.verifier)?;
     let host = args.host.host()?;
@@ -94,12 +97,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         Err(_) => Exit::CheckerError,
     };
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             render_json(&args.tenant, digest.as_deref(), &result, &metrics)
-        );
+        )?;
     } else {
-        print_text(&result, &metrics);
+        print_text(&result, &metrics)?;
     }
     Ok(exit)
 }
@@ -153,41 +156,41 @@ fn render_json(
     out
 }
 
-fn print_text(result: &Result<Answer, CheckError>, m: &CallMetrics) {
+fn print_text(result: &Result<Answer, CheckError>, m: &CallMetrics) -> Result<(), OutputError> {
     match result {
         Ok(Answer::Verdict(v)) => {
-            println!(
+            crate::outln!(
                 "verdict: {}",
                 if v.complete {
                     "complete"
                 } else {
                     "not complete"
                 }
-            );
+            )?;
             if let Some(reason) = &v.reason {
-                println!("reason: {reason}");
+                crate::outln!("reason: {reason}")?;
             }
             if let Some(feedback) = &v.feedback {
-                println!("feedback: {feedback}");
+                crate::outln!("feedback: {feedback}")?;
             }
         }
-        Ok(Answer::Key(key)) => println!("progress key: {key}"),
+        Ok(Answer::Key(key)) => crate::outln!("progress key: {key}")?,
         Err(err) => {
-            println!("checker error ({}): {err}", err.code());
+            crate::outln!("checker error ({}): {err}", err.code())?;
             if let CheckError::Trap { stderr_tail, .. } = err {
                 let tail = stderr_tail.trim();
                 if !tail.is_empty() {
-                    println!("guest stderr (tail):\n{tail}");
+                    crate::outln!("guest stderr (tail):\n{tail}")?;
                 }
             }
         }
     }
-    println!(
+    crate::outln!(
         "metrics: {:.3} ms, fuel {}, peak memory {} KiB, artifact reads {} ({} bytes)",
         m.duration.as_secs_f64() * 1e3,
         m.fuel_used,
         m.peak_memory_bytes / 1024,
         m.artifact_reads,
         m.artifact_bytes
-    );
+    )
 }

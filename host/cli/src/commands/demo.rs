@@ -11,10 +11,11 @@ use super::HostArgs;
 use crate::exit::Exit;
 use crate::narrate::Narrator;
 use crate::outcome::{self, Outcome};
+use crate::output::{FirstError, OutputError, Watched};
 use crate::session::Session;
+use crate::signals::Signals;
 use anyhow::Context;
 use serde_json::json;
-use std::io::Write;
 use verdict_agent::RunOptions;
 use verdict_providers::Protocol;
 use verdict_providers::fake::{FakeProvider, Script, Turn};
@@ -64,7 +65,9 @@ completion = "builtin:artifact-ready"
     )
 }
 
-/// Runs the demo; exits 0 when the verifier confirmed completion.
+/// Runs the demo; exits 0 when the verifier confirmed completion. A
+/// signal cancels it (exit 6) and a failed write to stdout stops it (exit
+/// 7); either way the temporary directory is removed.
 pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
     let workspace = dir.path().join("workspace");
@@ -73,8 +76,12 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
         .context("cannot write artifact A42")?;
     let host = args.host.host()?;
     let runtime = super::runtime()?;
-    let mut out = std::io::stdout();
+    let stdout_failed = FirstError::default();
     let (result, totals) = runtime.block_on(async {
+        let options = RunOptions::default();
+        Signals::install()
+            .context("cannot install the signal handlers")?
+            .cancel_on_any(options.cancel.clone());
         let fake = FakeProvider::start(script())
             .await
             .context("cannot start the fake provider")?;
@@ -87,26 +94,35 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
         let file = crate::config::load(&config_path)?;
         let session = Session::build(&file, None, &host)?;
 
-        let mut say = |line: &str| {
-            let _ = writeln!(out, "{line}");
-        };
-        say("verdict demo: an agent whose completion is decided by a sandboxed wasm verifier.");
-        say(&format!(
-            "  model:     scripted, served on {} (no API key, loopback only)",
-            fake.addr()
-        ));
-        say("  verifier:  builtin:artifact-ready (complete only after a successful read_artifact");
-        say("             and artifact A42 holding {\"ready\": true})");
-        say(&format!("  workspace: {} (temporary)", workspace.display()));
-        say("");
-        say("Lines starting with `|` are the host's loop: tool calls, the verifier's");
-        say("verdicts, the feedback sent back to the model.");
-        say("");
-        say(&format!("user: {PROMPT}"));
+        let intro = [
+            "verdict demo: an agent whose completion is decided by a sandboxed wasm verifier."
+                .to_owned(),
+            format!(
+                "  model:     scripted, served on {} (no API key, loopback only)",
+                fake.addr()
+            ),
+            "  verifier:  builtin:artifact-ready (complete only after a successful read_artifact"
+                .to_owned(),
+            "             and artifact A42 holding {\"ready\": true})".to_owned(),
+            format!("  workspace: {} (temporary)", workspace.display()),
+            String::new(),
+            "Lines starting with `|` are the host's loop: tool calls, the verifier's".to_owned(),
+            "verdicts, the feedback sent back to the model.".to_owned(),
+            String::new(),
+            format!("user: {PROMPT}"),
+        ];
+        for line in intro {
+            crate::outln!("{line}")?;
+        }
 
-        let events = session.agent.stream(PROMPT, RunOptions::default());
-        let mut text = std::io::stdout();
-        let mut notes = std::io::stdout();
+        let watched = || {
+            let cancel = options.cancel.clone();
+            Watched::new(std::io::stdout(), stdout_failed.clone(), move || {
+                cancel.cancel()
+            })
+        };
+        let (mut text, mut notes) = (watched(), watched());
+        let events = session.agent.stream(PROMPT, options.clone());
         let mut narrator = Narrator::new(Some(&mut text), &mut notes, "  | ");
         narrator.speaker = "model: ";
         let result = narrator.drive(events).await;
@@ -118,17 +134,25 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
             .clone();
         Ok::<_, anyhow::Error>((result, totals))
     })?;
-    println!();
-    for line in outcome::summary(&result, &totals) {
-        println!("{line}");
-    }
     let (kind, exit) = outcome::classify(&result);
-    if kind == Outcome::Completed {
-        println!("The premature answer was rejected; the verified one was accepted.");
-    }
+    let report = || -> Result<(), OutputError> {
+        if let Some(error) = stdout_failed.take() {
+            return Err(error.into());
+        }
+        crate::outln!()?;
+        for line in outcome::summary(&result, &totals) {
+            crate::outln!("{line}")?;
+        }
+        if kind == Outcome::Completed {
+            crate::outln!("The premature answer was rejected; the verified one was accepted.")?;
+        }
+        Ok(())
+    };
+    let reported = report();
     let path = dir.path().to_owned();
     dir.close()
         .context("cannot remove the temporary directory")?;
-    println!("cleaned up {}", path.display());
+    reported?;
+    crate::outln!("cleaned up {}", path.display())?;
     Ok(exit)
 }

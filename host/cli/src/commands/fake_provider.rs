@@ -1,8 +1,8 @@
 //! `verdict fake-provider`: serve a scripted model on loopback.
 
 use crate::exit::Exit;
+use crate::signals::Signals;
 use anyhow::Context;
-use std::io::Write;
 use std::path::PathBuf;
 use verdict_providers::Protocol;
 use verdict_providers::fake::{FakeProvider, Script};
@@ -19,24 +19,21 @@ pub struct FakeProviderArgs {
     port: u16,
 }
 
-/// Serves until the process is interrupted; prints one
+/// Serves until SIGINT, SIGTERM or SIGHUP (then exits 0); prints one
 /// `<protocol> <base-url>` line per protocol first.
 pub fn run(args: FakeProviderArgs) -> anyhow::Result<Exit> {
     let script = Script::from_file(&args.script)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
+        let mut signals = Signals::install().context("cannot install the signal handlers")?;
         let fake = FakeProvider::start_on(([127, 0, 0, 1], args.port).into(), script).await?;
-        let mut out = std::io::stdout().lock();
         for protocol in Protocol::ALL {
-            writeln!(out, "{protocol:?} {}", fake.base_url(protocol))?;
+            crate::outln!("{protocol:?} {}", fake.base_url(protocol))?;
         }
-        out.flush()?;
-        drop(out);
-        fake.wait().await;
+        tokio::select! {
+            () = fake.wait() => {}
+            _ = signals.recv() => {}
+        }
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Exit::Complete)

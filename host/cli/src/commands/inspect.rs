@@ -21,35 +21,35 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
     let host = args.host.host()?;
     let info = host.inspect(&bytes);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&info)?)?;
     } else {
-        println!("digest:  sha256:{}", info.digest);
-        println!("size:    {} bytes", info.size);
-        println!("kind:    {:?}", info.kind);
+        crate::outln!("digest:  sha256:{}", info.digest)?;
+        crate::outln!("size:    {} bytes", info.size)?;
+        crate::outln!("kind:    {:?}", info.kind)?;
         let roles: Vec<String> = info
             .roles
             .iter()
             .map(|r| format!("{r:?}").to_lowercase())
             .collect();
-        println!(
+        crate::outln!(
             "roles:   {}",
             if roles.is_empty() {
                 "none".into()
             } else {
                 roles.join(", ")
             }
-        );
-        println!("exports:");
+        )?;
+        crate::outln!("exports:")?;
         for e in &info.exports {
-            println!("  {e}");
+            crate::outln!("  {e}")?;
         }
-        println!("imports:");
+        crate::outln!("imports:")?;
         for i in &info.imports {
-            println!("  {i}");
+            crate::outln!("  {i}")?;
         }
         match &info.rejected {
-            None => println!("accepted: yes"),
-            Some(why) => println!("accepted: no ({why})"),
+            None => crate::outln!("accepted: yes")?,
+            Some(why) => crate::outln!("accepted: no ({why})")?,
         }
     }
     Ok(if info.rejected.is_none() {

@@ -4,7 +4,9 @@ use super::HostArgs;
 use crate::exit::Exit;
 use crate::narrate::Narrator;
 use crate::outcome;
+use crate::output::{FirstError, OutputError, Watched, note_line};
 use crate::session::Session;
+use crate::signals::Signals;
 use anyhow::Context;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -30,27 +32,30 @@ pub struct RunArgs {
 
 /// Runs `verdict run`: assistant text on stdout, loop notices and the
 /// summary on stderr (or one JSON object on stdout with `--json`).
+/// SIGINT, SIGTERM and SIGHUP cancel the run; a failed write to stdout
+/// cancels it too and is an [`OutputError`].
 pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
+    if args.prompt.trim().is_empty() {
+        anyhow::bail!("the prompt is empty: give the task as the last argument");
+    }
     let file = crate::config::load(&args.config)?;
     let host = args.host.host()?;
     let session = Session::build(&file, args.tenant.as_deref(), &host)?;
     let runtime = super::runtime()?;
+    let stdout_failed = FirstError::default();
     let result = runtime.block_on(async {
         let options = RunOptions::default();
-        // Ctrl-C cancels the run; the summary still prints (exit 6).
+        // Installed before any model call: a signal from here on cancels
+        // the run and the summary still prints (exit 6).
+        Signals::install()
+            .context("cannot install the signal handlers")?
+            .cancel_on_any(options.cancel.clone());
         let cancel = options.cancel.clone();
-        let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
-        // The first poll installs the handler, before any model call.
-        if let std::task::Poll::Ready(Ok(())) = futures::poll!(&mut ctrl_c) {
-            cancel.cancel();
-        }
-        tokio::spawn(async move {
-            if ctrl_c.await.is_ok() {
-                cancel.cancel();
-            }
-        });
         let events = session.agent.stream(args.prompt.clone(), options);
-        let mut stdout = std::io::stdout();
+        // Nobody reads the text any more: stop the run.
+        let mut stdout = Watched::new(std::io::stdout(), stdout_failed.clone(), move || {
+            cancel.cancel()
+        });
         let mut stderr = std::io::stderr();
         let text: Option<&mut (dyn std::io::Write + Send)> =
             if args.json { None } else { Some(&mut stdout) };
@@ -59,23 +64,28 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         if session.policy.is_none() {
             narrator.note("no loop_policy configured: the answer will not be verified");
         }
-        narrator.drive(events).await
-    });
+        Ok::<_, anyhow::Error>(narrator.drive(events).await)
+    })?;
     let totals = session
         .totals
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
-    let (_, exit) = outcome::classify(&result);
+    let (kind, exit) = outcome::classify(&result);
+    let lost = || format!("outcome: {}, exit {}", kind.name(), exit as u8);
+    if let Some(error) = stdout_failed.take() {
+        for line in outcome::summary(&result, &totals) {
+            note_line(format_args!("[verdict] {line}"));
+        }
+        return Err(OutputError::from(error).into());
+    }
     if args.json {
         let value = outcome::to_json(&result, session.tenant.as_deref(), &totals);
-        println!(
-            "{}",
-            serde_json::to_string(&value).context("cannot render the result")?
-        );
+        let text = serde_json::to_string(&value).context("cannot render the result")?;
+        crate::outln!("{text}").map_err(|e| e.losing(lost()))?;
     } else {
         for line in outcome::summary(&result, &totals) {
-            eprintln!("[verdict] {line}");
+            note_line(format_args!("[verdict] {line}"));
         }
     }
     Ok(exit)

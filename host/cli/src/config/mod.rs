@@ -12,7 +12,9 @@ pub mod locate;
 mod sections;
 
 pub use error::ConfigError;
-pub use sections::{AgentSection, ConnectorSection, TenantSection, ToolName, ToolsSection};
+pub use sections::{
+    AgentSection, ConnectorSection, LimitsSection, TenantSection, ToolName, ToolsSection,
+};
 
 use locate::Seg;
 use serde::Deserialize;

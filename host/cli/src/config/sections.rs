@@ -148,7 +148,8 @@ fn all_tools() -> Vec<ToolName> {
 #[serde(deny_unknown_fields)]
 pub struct ToolsSection {
     /// The workspace directory the tools read and write (relative paths
-    /// resolve against the configuration file's directory).
+    /// resolve against the configuration file's directory); see
+    /// [`crate::roots`] for what it may be.
     pub workspace: PathBuf,
     /// Which built-in tools to offer (default: all three).
     #[serde(default = "all_tools")]
@@ -158,17 +159,15 @@ pub struct ToolsSection {
 impl ToolsSection {
     pub(super) fn validate(&self, file: &ConfigFile) -> Result<(), ConfigError> {
         let dir = file.resolve(&self.workspace);
-        if !dir.is_dir() {
-            return Err(file.error(
-                &[key("tools"), key("workspace")],
-                format!("{} is not a directory", dir.display()),
-            ));
-        }
+        let writes = self.builtin.contains(&ToolName::WriteArtifact);
+        crate::roots::check(&dir, writes)
+            .map_err(|e| file.error(&[key("tools"), key("workspace")], e.to_string()))?;
         Ok(())
     }
 }
 
-/// `[tenants.NAME.limits]`: sandbox limits of the tenant's verifiers.
+/// `[tenants.NAME.limits]` (and `check --fuel/--timeout-ms/--memory-mib`):
+/// sandbox limits of a tenant's verifiers.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSection {
@@ -181,6 +180,57 @@ pub struct LimitsSection {
     /// Memory cap in MiB (1..=4096).
     #[serde(default)]
     pub memory_mib: Option<u64>,
+}
+
+/// Largest `timeout_ms` accepted.
+pub const MAX_TIMEOUT_MS: u64 = 60_000;
+/// Largest `memory_mib` accepted.
+pub const MAX_MEMORY_MIB: u64 = 4_096;
+
+/// A limit outside its range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{value} is outside 1..={max}")]
+pub struct LimitError {
+    /// The field (`fuel`, `timeout_ms`, `memory_mib`).
+    pub field: &'static str,
+    /// The value given.
+    pub value: u64,
+    /// The largest value accepted.
+    pub max: u64,
+}
+
+impl LimitsSection {
+    /// Checks every limit given against its range (the one rule for the
+    /// configuration file and `verdict check`).
+    pub fn validate(&self) -> Result<(), LimitError> {
+        for (field, value, max) in [
+            ("fuel", self.fuel, u64::MAX),
+            ("timeout_ms", self.timeout_ms, MAX_TIMEOUT_MS),
+            ("memory_mib", self.memory_mib, MAX_MEMORY_MIB),
+        ] {
+            if let Some(value) = value
+                && !(1..=max).contains(&value)
+            {
+                return Err(LimitError { field, value, max });
+            }
+        }
+        Ok(())
+    }
+
+    /// The sandbox limits: the defaults, overridden by what is given.
+    pub fn to_limits(self) -> verdict_sandbox::Limits {
+        let mut limits = verdict_sandbox::Limits::default();
+        if let Some(fuel) = self.fuel {
+            limits.fuel = fuel;
+        }
+        if let Some(ms) = self.timeout_ms {
+            limits.timeout_ms = ms;
+        }
+        if let Some(mib) = self.memory_mib {
+            limits.memory_bytes = mib.saturating_mul(1024 * 1024);
+        }
+        limits
+    }
 }
 
 /// `[tenants.NAME]`: the tenant's verifiers and artifacts.
@@ -209,12 +259,8 @@ impl TenantSection {
     ) -> Result<(), ConfigError> {
         let at = |field: &str| [key("tenants"), key(name), key(field)];
         let root = file.resolve(&self.artifact_root);
-        if !root.is_dir() {
-            return Err(file.error(
-                &at("artifact_root"),
-                format!("{} is not a directory", root.display()),
-            ));
-        }
+        crate::roots::check(&root, false)
+            .map_err(|e| file.error(&at("artifact_root"), e.to_string()))?;
         for (field, spec) in [
             ("completion", &self.completion),
             ("progress", &self.progress),
@@ -247,18 +293,11 @@ impl TenantSection {
                 }
             }
         }
-        let limits = [key("tenants"), key(name), key("limits")];
-        let bound = |field: &str, value: Option<u64>, max: u64| match value {
-            Some(v) if v == 0 || v > max => {
-                let mut path = limits.to_vec();
-                path.push(key(field));
-                Err(file.error(&path, format!("{v} is outside 1..={max}")))
-            }
-            _ => Ok(()),
-        };
-        bound("fuel", self.limits.fuel, u64::MAX)?;
-        bound("timeout_ms", self.limits.timeout_ms, 60_000)?;
-        bound("memory_mib", self.limits.memory_mib, 4_096)?;
-        Ok(())
+        self.limits.validate().map_err(|e| {
+            file.error(
+                &[key("tenants"), key(name), key("limits"), key(e.field)],
+                e.to_string(),
+            )
+        })
     }
 }

@@ -5,10 +5,12 @@
 //! execution itself streams through a [`Narrator`] on stdout.
 
 pub mod command;
+pub mod input;
 
 use crate::config::ConfigFile;
 use crate::narrate::Narrator;
 use crate::outcome;
+use crate::output::{FirstError, Watched};
 use crate::session::{Checkers, Session};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,6 +39,7 @@ pub struct Console {
     policy: PolicySource,
     busy: Arc<AtomicBool>,
     running: Option<RunOptions>,
+    stdout_failed: FirstError,
 }
 
 const BUSY: &str = "refused: an execution is running (allowed only when idle)";
@@ -108,7 +111,14 @@ impl Console {
             policy: PolicySource::Config,
             busy: Arc::new(AtomicBool::new(false)),
             running: None,
+            stdout_failed: FirstError::default(),
         }
+    }
+
+    /// The first failed write of an execution's output to stdout, if any
+    /// (that execution was cancelled: nobody reads it).
+    pub fn output_error(&self) -> Option<std::io::Error> {
+        self.stdout_failed.take()
     }
 
     /// True while an execution runs.
@@ -137,6 +147,7 @@ impl Console {
             None => RunOptions::default().without_policy(),
         };
         self.running = Some(options.clone());
+        let cancel = options.cancel.clone();
         // `stream` spawns the run on the current runtime.
         let _enter = runtime.enter();
         let events = self.session.agent.stream(task, options);
@@ -144,9 +155,15 @@ impl Console {
         let totals = self.session.totals.clone();
         // The summary reports this execution's checker calls only.
         *totals.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
+        // Nobody reads the output any more: stop the execution.
+        let watched = || {
+            let cancel = cancel.clone();
+            Watched::new(std::io::stdout(), self.stdout_failed.clone(), move || {
+                cancel.cancel()
+            })
+        };
+        let (mut text, mut notes) = (watched(), watched());
         runtime.spawn(async move {
-            let mut text = std::io::stdout();
-            let mut notes = std::io::stdout();
             let mut narrator = Narrator::new(Some(&mut text), &mut notes, "[verdict] ");
             let result = narrator.drive(events).await;
             let totals = totals.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -156,13 +173,6 @@ impl Console {
             busy.store(false, Ordering::SeqCst);
         });
         String::new()
-    }
-
-    /// Blocks until no execution runs.
-    pub fn wait_idle(&self) {
-        while self.is_busy() {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
     }
 
     /// Cancels the running execution, if any.

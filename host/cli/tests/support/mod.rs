@@ -111,3 +111,157 @@ pub fn stdout(output: &Output) -> String {
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// Upper bound on every wait for the binary: a hang fails the test.
+pub const BOUND: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The repository's `examples/` folder.
+pub fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Polls `done` until it holds; panics naming `what` after [`BOUND`].
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + BOUND;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A running `verdict`: stdout and stderr collected on their own threads,
+/// killed if dropped before [`Running::finish`].
+pub struct Running {
+    child: std::process::Child,
+    out: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    err: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+fn collect(
+    mut from: impl std::io::Read + Send + 'static,
+) -> (
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    std::thread::JoinHandle<()>,
+) {
+    let sink = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let to = sink.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            to.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    (sink, reader)
+}
+
+impl Running {
+    /// Spawns `command` (stdout and stderr are piped here).
+    pub fn spawn(mut command: Command) -> Self {
+        use std::process::Stdio;
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (out, r1) = collect(child.stdout.take().unwrap());
+        let (err, r2) = collect(child.stderr.take().unwrap());
+        Self {
+            child,
+            out,
+            err,
+            readers: vec![r1, r2],
+        }
+    }
+
+    /// The child's stdin (spawned with `Stdio::piped()`).
+    pub fn take_stdin(&mut self) -> std::process::ChildStdin {
+        self.child.stdin.take().unwrap()
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends signal `name` (`INT`, `TERM`, `HUP`).
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args(["-s", name, &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -s {name}");
+    }
+
+    /// Stdout so far.
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned()
+    }
+
+    /// Waits (bounded) for the exit: code, stdout, stderr.
+    pub fn finish(mut self) -> (Option<i32>, String, String) {
+        let deadline = std::time::Instant::now() + BOUND;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("verdict did not exit; stdout:\n{}", self.stdout());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        for reader in self.readers.drain(..) {
+            reader.join().unwrap();
+        }
+        let err = String::from_utf8_lossy(&self.err.lock().unwrap()).into_owned();
+        (status.code(), self.stdout(), err)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The binary with `args` and a private verifier cache.
+pub fn command(args: &[&str], cache: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_verdict"));
+    command.args(args).env("VERDICT_CACHE_DIR", cache);
+    command
+}
+
+/// The binary with `args`, run so that file permissions bind: as root
+/// (which reads anything) it runs under `setpriv` without the capabilities
+/// that bypass them.
+pub fn unprivileged(args: &[&str], cache: &Path) -> Command {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false);
+    if !root {
+        return command(args, cache);
+    }
+    let mut command = Command::new("setpriv");
+    command
+        .args(["--bounding-set", "-dac_override,-dac_read_search"])
+        .arg(env!("CARGO_BIN_EXE_verdict"))
+        .args(args)
+        .env("VERDICT_CACHE_DIR", cache);
+    command
+}
+
+/// Sets the Unix mode bits of `path`.
+pub fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
