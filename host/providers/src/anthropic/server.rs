@@ -176,16 +176,20 @@ pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec
     start["content"] = json!([]);
     start["stop_reason"] = Value::Null;
     start["usage"]["output_tokens"] = json!(1);
-    let mut frames = vec![
-        ev("message_start", json!({"message": start})),
-        ev("ping", json!({})),
-    ];
+    let mut frames = vec![ev("message_start", json!({"message": start}))];
+    // The real API pings right after the first block starts.
+    let ping = |frames: &mut Vec<SseFrame>| {
+        if !frames.iter().any(|f| f.event.as_deref() == Some("ping")) {
+            frames.push(ev("ping", json!({})));
+        }
+    };
     let mut index = 0usize;
     if let Some(text) = &r.text {
         frames.push(ev(
             "content_block_start",
             json!({"index": index, "content_block": {"type": "text", "text": ""}}),
         ));
+        ping(&mut frames);
         for piece in split_chunks(text, chunk) {
             frames.push(ev(
                 "content_block_delta",
@@ -201,6 +205,7 @@ pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec
             json!({"index": index,
             "content_block": {"type": "tool_use", "id": c.id, "name": c.name, "input": {}}}),
         ));
+        ping(&mut frames);
         for piece in split_chunks(&c.arguments.to_string(), chunk) {
             frames.push(ev("content_block_delta",
                 json!({"index": index, "delta": {"type": "input_json_delta", "partial_json": piece}})));
@@ -208,6 +213,7 @@ pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec
         frames.push(ev("content_block_stop", json!({"index": index})));
         index += 1;
     }
+    ping(&mut frames);
     frames.push(ev(
         "message_delta",
         json!({

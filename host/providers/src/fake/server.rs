@@ -96,7 +96,9 @@ impl FakeProvider {
             .route("/v1/chat/completions", post(chat))
             .route("/v1/responses", post(responses))
             .route("/v1/messages", post(messages))
+            // google-genai defaults to v1beta; `http_options` can pick v1.
             .route("/v1beta/models/{target}", post(gemini))
+            .route("/v1/models/{target}", post(gemini))
             .with_state(shared.clone());
         // Small SSE frames must not wait for Nagle's algorithm (40 ms stalls).
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {

@@ -186,73 +186,105 @@ pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
     response_object(r, model, final_status(r), output_items(r))
 }
 
-/// The events of a stream for `r`.
+/// The events of a stream for `r`, in the order the real API sends them:
+/// `response.created`, `response.in_progress`; per message item
+/// `output_item.added`, `content_part.added`, the text (or refusal) deltas,
+/// `output_text.done` (`refusal.done`), `content_part.done`,
+/// `output_item.done`; per function call `output_item.added`, the argument
+/// deltas, `function_call_arguments.done`, `output_item.done`; then
+/// `response.completed` (or `response.incomplete`). Every event carries its
+/// `sequence_number`.
 pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec<SseFrame> {
-    let ev = |kind: &str, mut data: Value| {
+    let mut frames = Vec::new();
+    let mut ev = |kind: &str, mut data: Value| {
         data["type"] = json!(kind);
-        SseFrame::named(kind, data.to_string())
+        data["sequence_number"] = json!(frames.len());
+        frames.push(SseFrame::named(kind, data.to_string()));
     };
-    let mut frames = vec![ev(
-        "response.created",
-        json!({"response": response_object(r, model, "in_progress", vec![])}),
-    )];
+    let started = response_object(r, model, "in_progress", vec![]);
+    ev("response.created", json!({"response": started}));
+    ev("response.in_progress", json!({"response": started}));
     let mut index = 0usize;
     if let Some(text) = &r.text {
         let refusal = r.finish_reason == FinishReason::Refusal;
+        let (part_kind, field, delta_kind, done_kind) = if refusal {
+            (
+                "refusal",
+                "refusal",
+                "response.refusal.delta",
+                "response.refusal.done",
+            )
+        } else {
+            (
+                "output_text",
+                "text",
+                "response.output_text.delta",
+                "response.output_text.done",
+            )
+        };
+        let part = |content: &str| {
+            let mut part = json!({"type": part_kind, field: content});
+            if !refusal {
+                part["annotations"] = json!([]);
+            }
+            part
+        };
         let empty = json!({"type": "message", "id": "msg_fake", "status": "in_progress",
                            "role": "assistant", "content": []});
-        frames.push(ev(
+        let at = json!({"item_id": "msg_fake", "output_index": index, "content_index": 0});
+        let with = |mut base: Value, key: &str, value: Value| {
+            base[key] = value;
+            base
+        };
+        ev(
             "response.output_item.added",
             json!({"output_index": index, "item": empty}),
-        ));
-        let delta_kind = if refusal {
-            "response.refusal.delta"
-        } else {
-            "response.output_text.delta"
-        };
+        );
+        ev(
+            "response.content_part.added",
+            with(at.clone(), "part", part("")),
+        );
         for piece in split_chunks(text, chunk) {
-            frames.push(ev(
-                delta_kind,
-                json!({"item_id": "msg_fake", "output_index": index,
-                "content_index": 0, "delta": piece}),
-            ));
+            ev(delta_kind, with(at.clone(), "delta", json!(piece)));
         }
-        frames.push(ev(
+        ev(done_kind, with(at.clone(), field, json!(text)));
+        ev("response.content_part.done", with(at, "part", part(text)));
+        ev(
             "response.output_item.done",
             json!({"output_index": index, "item": message_item(r, text)}),
-        ));
+        );
         index += 1;
     }
     for (i, c) in r.tool_calls.iter().enumerate() {
         let mut added = call_item(i, c);
         added["arguments"] = json!("");
         added["status"] = json!("in_progress");
-        frames.push(ev(
+        ev(
             "response.output_item.added",
             json!({"output_index": index, "item": added}),
-        ));
+        );
         let args = c.arguments.to_string();
         for piece in split_chunks(&args, chunk) {
-            frames.push(ev(
+            ev(
                 "response.function_call_arguments.delta",
                 json!({"item_id": format!("fc_{i}"), "output_index": index, "delta": piece}),
-            ));
+            );
         }
-        frames.push(ev(
+        ev(
             "response.function_call_arguments.done",
             json!({"item_id": format!("fc_{i}"), "output_index": index, "arguments": args}),
-        ));
-        frames.push(ev(
+        );
+        ev(
             "response.output_item.done",
             json!({"output_index": index, "item": call_item(i, c)}),
-        ));
+        );
         index += 1;
     }
     let status = final_status(r);
-    frames.push(ev(
+    ev(
         &format!("response.{status}"),
         json!({"response": response_object(r, model, status, output_items(r))}),
-    ));
+    );
     frames
 }
 
