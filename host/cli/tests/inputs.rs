@@ -182,6 +182,19 @@ fn two_roots(setup: &Setup, fake: &Fake) -> std::path::PathBuf {
     setup.write("verdict.toml", &config)
 }
 
+/// `verdict run --config CONFIG --json PROMPT` as a user whom file
+/// permissions bind.
+fn run_unprivileged(setup: &Setup, config: &std::path::Path) -> std::process::Output {
+    let args = [
+        "run",
+        "--config",
+        config.to_str().unwrap(),
+        "--json",
+        PROMPT,
+    ];
+    Running::spawn(support::unprivileged(&args, &setup.path("cache"))).output()
+}
+
 #[test]
 fn unreadable_roots_are_refused_up_front_as_denied_not_missing() {
     for (dir, field) in [
@@ -193,12 +206,7 @@ fn unreadable_roots_are_refused_up_front_as_denied_not_missing() {
             let setup = Setup::new();
             let config = two_roots(&setup, &fake);
             support::chmod(&setup.path(dir), mode);
-            let output = support::unprivileged(
-                &["run", "--config", config.to_str().unwrap(), PROMPT],
-                &setup.path("cache"),
-            )
-            .output()
-            .unwrap();
+            let output = run_unprivileged(&setup, &config);
             support::chmod(&setup.path(dir), 0o755);
             let err = support::stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{dir} {mode:o}: {err}");
@@ -221,12 +229,7 @@ fn an_unwritable_workspace_is_refused_when_write_artifact_is_offered() {
     let setup = Setup::new();
     let config = setup.write("verdict.toml", &base_config(&fake.base_url(), 6));
     support::chmod(&setup.path("workspace"), 0o555);
-    let output = support::unprivileged(
-        &["run", "--config", config.to_str().unwrap(), PROMPT],
-        &setup.path("cache"),
-    )
-    .output()
-    .unwrap();
+    let output = run_unprivileged(&setup, &config);
     let err = support::stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(
@@ -241,18 +244,7 @@ fn an_unwritable_workspace_is_refused_when_write_artifact_is_offered() {
             "workspace = \"workspace\"\nbuiltin = [\"read_artifact\"]\n",
         ),
     );
-    let output = support::unprivileged(
-        &[
-            "run",
-            "--config",
-            config.to_str().unwrap(),
-            "--json",
-            PROMPT,
-        ],
-        &setup.path("cache"),
-    )
-    .output()
-    .unwrap();
+    let output = run_unprivileged(&setup, &config);
     support::chmod(&setup.path("workspace"), 0o755);
     assert_eq!(
         output.status.code(),
@@ -271,18 +263,7 @@ fn an_unreadable_artifact_is_reported_to_the_model_as_denied() {
     let setup = Setup::new();
     let config = setup.write("verdict.toml", &base_config(&fake.base_url(), 6));
     support::chmod(&setup.path("workspace/A42"), 0o000);
-    let output = support::unprivileged(
-        &[
-            "run",
-            "--config",
-            config.to_str().unwrap(),
-            "--json",
-            PROMPT,
-        ],
-        &setup.path("cache"),
-    )
-    .output()
-    .unwrap();
+    let output = run_unprivileged(&setup, &config);
     support::chmod(&setup.path("workspace/A42"), 0o644);
     assert_eq!(
         output.status.code(),

@@ -95,13 +95,10 @@ completion = "builtin:artifact-ready"
     )
 }
 
-/// Runs the built binary with `args`, with a private verifier cache.
+/// Runs the built binary with `args`, with a private verifier cache (the
+/// wait bounded by [`BOUND`]).
 pub fn verdict(args: &[&str], cache: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_verdict"))
-        .args(args)
-        .env("VERDICT_CACHE_DIR", cache)
-        .output()
-        .unwrap()
+    Running::spawn(command(args, cache)).output()
 }
 
 pub fn stdout(output: &Output) -> String {
@@ -202,7 +199,13 @@ impl Running {
     }
 
     /// Waits (bounded) for the exit: code, stdout, stderr.
-    pub fn finish(mut self) -> (Option<i32>, String, String) {
+    pub fn finish(self) -> (Option<i32>, String, String) {
+        let output = self.output();
+        (output.status.code(), stdout(&output), stderr(&output))
+    }
+
+    /// Waits (bounded) for the exit.
+    pub fn output(mut self) -> Output {
         let deadline = std::time::Instant::now() + BOUND;
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -217,8 +220,12 @@ impl Running {
         for reader in self.readers.drain(..) {
             reader.join().unwrap();
         }
-        let err = String::from_utf8_lossy(&self.err.lock().unwrap()).into_owned();
-        (status.code(), self.stdout(), err)
+        let take = |v: &std::sync::Mutex<Vec<u8>>| std::mem::take(&mut *v.lock().unwrap());
+        Output {
+            status,
+            stdout: take(&self.out),
+            stderr: take(&self.err),
+        }
     }
 }
 
@@ -231,10 +238,13 @@ impl Drop for Running {
     }
 }
 
-/// The binary with `args` and a private verifier cache.
+/// The binary with `args` and a private verifier cache; no stdin.
 pub fn command(args: &[&str], cache: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_verdict"));
-    command.args(args).env("VERDICT_CACHE_DIR", cache);
+    command
+        .args(args)
+        .env("VERDICT_CACHE_DIR", cache)
+        .stdin(std::process::Stdio::null());
     command
 }
 
@@ -256,7 +266,8 @@ pub fn unprivileged(args: &[&str], cache: &Path) -> Command {
         .args(["--bounding-set", "-dac_override,-dac_read_search"])
         .arg(env!("CARGO_BIN_EXE_verdict"))
         .args(args)
-        .env("VERDICT_CACHE_DIR", cache);
+        .env("VERDICT_CACHE_DIR", cache)
+        .stdin(std::process::Stdio::null());
     command
 }
 
