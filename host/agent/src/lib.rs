@@ -18,6 +18,7 @@
 //! | `agent/finish.rs` | the suspension wrap-up and the structured-output repair/formatting calls |
 //! | `agent/stream.rs` | [`Agent::stream`]: the same loop as typed [`AgentEvent`]s |
 //! | `agent/events.rs` | [`AgentEvent`] |
+//! | `agent/call_ids.rs` | call ids unique per execution |
 //! | `agent/batch.rs` | one response's tool calls: hooks, admission, execution, observation |
 //! | `agent/managed.rs` | the policy execution and its checkers (the one decision path) |
 //! | `agent/response.rs` | [`AgentResponse`], [`RunStatus`] |

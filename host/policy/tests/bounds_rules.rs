@@ -50,7 +50,7 @@ fn signature_bound_stops_next_dispatch() {
             exec.admit(&call(&id, "get", Effect::Read, &args)),
             Admission::Run
         );
-        exec.observe(&id, Some(succeeded()), Some(&json!(i)));
+        exec.observe(common::seq(&id), Some(succeeded()), Some(&json!(i)));
     }
     let args = json!({ "n": 0 });
     assert!(matches!(
@@ -72,7 +72,7 @@ fn observation_bound_stops_next_dispatch() {
             exec.admit(&call(id, "get", Effect::Read, &args)),
             Admission::Run
         );
-        exec.observe(id, Some(succeeded()), Some(&json!(id)));
+        exec.observe(common::seq(id), Some(succeeded()), Some(&json!(id)));
     }
     assert!(matches!(
         exec.admit(&call("c", "get", Effect::Read, &args)),
@@ -99,7 +99,7 @@ fn failure_identity_bound_caps_tracking() {
     }
     for i in 0..3 {
         exec.observe(
-            &format!("c{i}"),
+            common::seq(&format!("c{i}")),
             Some(failed(FailureKind::Execution, true)),
             None,
         );
@@ -115,7 +115,11 @@ fn failure_identity_bound_caps_tracking() {
     let args = json!({ "n": 1 });
     for id in ["a", "b"] {
         exec.admit(&call(id, "get", Effect::Read, &args));
-        exec.observe(id, Some(failed(FailureKind::Execution, true)), None);
+        exec.observe(
+            common::seq(id),
+            Some(failed(FailureKind::Execution, true)),
+            None,
+        );
     }
     assert_eq!(exec.diagnostics().counters.failure_identities, 1);
 }
@@ -131,7 +135,11 @@ fn failure_identity_bound_stops_next_dispatch() {
         let args = json!({ "n": i });
         let id = format!("c{i}");
         exec.admit(&call(&id, "get", Effect::Read, &args));
-        exec.observe(&id, Some(failed(FailureKind::Execution, true)), None);
+        exec.observe(
+            common::seq(&id),
+            Some(failed(FailureKind::Execution, true)),
+            None,
+        );
     }
     let args = json!({ "n": 7 });
     assert!(matches!(
@@ -154,7 +162,7 @@ fn reaching_a_bound_stops_the_next_turn() {
         exec.admit(&call("a", "get", Effect::Read, &args)),
         Admission::Run
     );
-    exec.observe("a", Some(succeeded()), Some(&json!(1)));
+    exec.observe(common::seq("a"), Some(succeeded()), Some(&json!(1)));
     assert_eq!(
         exec.begin_turn(),
         Turn::Stop {

@@ -188,7 +188,7 @@ fn late_verdict_cannot_confirm() {
         stopped.admit(&call("w", "send", Effect::Write, &args)),
         Admission::Run
     );
-    stopped.observe("w", None, None);
+    stopped.observe(common::seq("w"), None, None);
     assert_eq!(
         stopped.completion_verdict(pending.ticket, &view(), Ok(verdict(true, None))),
         CheckDecision::Ignored

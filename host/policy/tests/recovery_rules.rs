@@ -15,7 +15,11 @@ fn fail(exec: &mut PolicyExecution, id: &str, n: u32) -> Decision {
         exec.admit(&call(id, "fetch", Effect::Read, &args)),
         Admission::Run
     );
-    exec.observe(id, Some(failed(FailureKind::Execution, true)), None)
+    exec.observe(
+        common::seq(id),
+        Some(failed(FailureKind::Execution, true)),
+        None,
+    )
 }
 
 #[test]

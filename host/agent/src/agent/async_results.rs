@@ -54,12 +54,13 @@ impl AsyncDelivery {
         )
     }
 
-    /// The policy engine's view of it, under `key`: the plain call id for a
-    /// settlement of the receiving execution's own call, the identity
-    /// otherwise.
-    pub(crate) fn as_policy<'a>(&'a self, key: &'a str) -> Delivery<'a> {
+    /// The policy engine's view of it: with `sequence`, a settlement of the
+    /// receiving execution's own call (`key` is its call id); without, a
+    /// call of another execution (`key` is the delivery identity).
+    pub(crate) fn as_policy<'a>(&'a self, sequence: Option<u64>, key: &'a str) -> Delivery<'a> {
         let executed = self.receipt.is_some();
         Delivery {
+            sequence,
             call_id: key,
             tool_name: &self.tool_name,
             admitted_effect: self.admitted_effect,

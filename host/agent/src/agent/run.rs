@@ -12,6 +12,7 @@ use verdict_providers::{
 
 use super::Agent;
 use super::batch::run_batch;
+use super::call_ids::CallIds;
 use super::events::{AgentEvent, Events};
 use super::finish::{format_instruction, repair_instruction, schema_error, structured};
 use super::lease::Lease;
@@ -43,6 +44,8 @@ pub(super) struct Progress {
     pub(super) suspension: Option<SuspendedRun>,
     /// The execution's id (the origin of its async results).
     pub(super) execution_id: String,
+    /// The call ids given so far (unique within the execution).
+    pub(super) call_ids: CallIds,
 }
 
 impl Agent {
@@ -133,6 +136,7 @@ impl Agent {
             output: String::new(),
             suspension: None,
             execution_id,
+            call_ids: CallIds::default(),
         };
         if let Some(input) = input {
             progress.messages.push(Message::user(input));
@@ -261,6 +265,9 @@ impl Agent {
                     .map_err(|e| provider_error(e, options))?;
             }
             add_usage(&mut progress.usage, &response.usage);
+            // From here on a call is known by an id unique in the execution,
+            // on both sides of its call/result pair.
+            progress.call_ids.assign(&mut response.tool_calls);
             progress.messages.push(Message::from_response(&response));
             let mut text = response.text.clone().unwrap_or_default();
             if !text.is_empty() {

@@ -43,6 +43,7 @@
 //! | a changed result does not count as repeated | `admission_rules::changed_result_is_not_a_repeat` |
 //! | unfingerprintable read results never count as identical | `admission_rules::unfingerprintable_results_never_repeat` |
 //! | allowlisted read tools are exempt from repeat accounting (not writes) | `admission_rules::allowlisted_reads_may_repeat`, `admission_rules::allowlist_never_exempts_a_write` |
+//! | admission identity is the action plus the loop's call sequence, never the provider call id | `admission_rules::call_ids_are_not_action_identity` |
 //! | identical write/unknown action cannot execute twice, even in one response | `admission_rules::duplicate_write_in_one_response_is_skipped` |
 //! | asking again for a skipped duplicate stops with `duplicate_action` | `admission_rules::duplicate_write_requested_again_stops` |
 //! | `not_started` releases an admission | `admission_rules::not_started_releases_the_admission` |
@@ -80,7 +81,7 @@
 //! | diagnostics snapshots are detached | `diagnostics_rules::snapshots_are_detached` |
 //! | verdicts strict: an object with only `complete`, `reason`, `feedback`; ≤ 16 KiB | `verdict_props::strict_shape_is_enforced` |
 //! | `reason` ≤ 400 and `feedback` ≤ 2000 characters | `verdict_props::reason_and_feedback_bounds_are_exact` |
-//! | settlements deduplicated by call id | `delivery_rules::settlements_are_deduplicated` |
+//! | settlements and redeliveries deduplicated per call (sequence or delivery identity) | `delivery_rules::settlements_are_deduplicated` |
 //! | deliveries keep the admitted effect; legacy: receipt effect or unknown; missing outcome blocks | `delivery_rules::delivered_outcomes_keep_the_admitted_effect` |
 //! | imported failures respect recovery limits | `delivery_rules::imported_failures_respect_recovery_limits` |
 //! | an expected (carried-over) delivery is outstanding until imported, without an admission | `delivery_rules::expected_delivery_is_pending_until_imported` |
