@@ -57,6 +57,7 @@
 //! | reaching a bound stops the next model dispatch too | `bounds_rules::reaching_a_bound_stops_the_next_turn` |
 //! | failure → labelled feedback for the next turn; nothing replayed | `recovery_rules::failure_feedback_is_labelled_and_delivered_once` |
 //! | one recovery attempt per feedback turn; exhausted → stop | `recovery_rules::recovery_exhaustion_stops` |
+//! | feedback queued before a final candidate shares its attempt with a false verdict and reaches the model | `recovery_rules::feedback_queued_before_a_final_candidate_shares_its_attempt` |
 //! | `max_recovery_attempts = 0` stops at the first trigger | `recovery_rules::zero_recovery_stops_at_first_failure` |
 //! | iteration bound stops without an extra turn | `recovery_rules::iteration_bound_stops_before_the_extra_turn` |
 //! | no completion checker: `answer_returned`, no workflow status | `completion_rules::no_checker_answer_returned_without_status` |
