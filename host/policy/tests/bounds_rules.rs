@@ -146,8 +146,35 @@ fn failure_identity_bound_stops_next_dispatch() {
         exec.admit(&call("c7", "get", Effect::Read, &args)),
         Admission::Stop { .. }
     ));
-    assert_eq!(exec.diagnostics().reason, Some(StopReason::TrackingBound));
+    // Two distinct failures filled the failure identities (and, since each
+    // is an observation, the observations): the specific bound is named.
+    bound_stop(&exec, TrackingBound::FailureIdentities);
+    assert_eq!(exec.diagnostics().counters.failure_identities, 2);
+    assert_eq!(
+        serde_json::to_value(exec.diagnostics().tracking_bound).unwrap(),
+        json!("failure_identities")
+    );
     assert!(matches!(exec.begin_turn(), Turn::Stop { .. }));
+    // The same failure twice is one identity: then observations is the bound.
+    let mut exec = start(&LoopPolicy {
+        max_observations: 2,
+        max_recovery_attempts: 10,
+        ..LoopPolicy::default()
+    });
+    let args = json!({ "n": 1 });
+    for id in ["a", "b"] {
+        exec.admit(&call(id, "get", Effect::Read, &args));
+        exec.observe(
+            common::seq(id),
+            Some(failed(FailureKind::Execution, true)),
+            None,
+        );
+    }
+    assert!(matches!(
+        exec.admit(&call("c", "get", Effect::Read, &json!({ "n": 2 }))),
+        Admission::Stop { .. }
+    ));
+    bound_stop(&exec, TrackingBound::Observations);
 }
 
 #[test]

@@ -53,7 +53,7 @@
 //! | permission/argument failures count toward recovery without a receipt | `admission_rules::permission_failure_recovers_without_receipt` |
 //! | at most N admissions, pending async included | `bounds_rules::admission_bound_counts_pending_calls` |
 //! | at most N distinct call signatures | `bounds_rules::signature_bound_stops_next_dispatch` |
-//! | at most N observations / failure identities | `bounds_rules::observation_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_caps_tracking` |
+//! | at most N observations / failure identities (the bound reached is named) | `bounds_rules::observation_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_caps_tracking` |
 //! | reaching a bound stops the next model dispatch too | `bounds_rules::reaching_a_bound_stops_the_next_turn` |
 //! | failure → labelled feedback for the next turn; nothing replayed | `recovery_rules::failure_feedback_is_labelled_and_delivered_once` |
 //! | one recovery attempt per feedback turn; exhausted → stop | `recovery_rules::recovery_exhaustion_stops` |

@@ -253,10 +253,12 @@ impl PolicyExecution {
             TrackingBound::Admissions
         } else if c.call_signatures >= p.max_call_signatures {
             TrackingBound::CallSignatures
+        } else if c.failure_identities >= p.max_observations {
+            // Every failure is also an observation, so when failure
+            // identities reach the bound the observations have too: the
+            // more specific bound is reported.
+            TrackingBound::FailureIdentities
         } else if c.observations >= p.max_observations {
-            // Every failure is also an observation, so this bound is reached
-            // no later than the failure-identity one; failure identities are
-            // capped at the same bound where they are recorded.
             TrackingBound::Observations
         } else {
             return None;
