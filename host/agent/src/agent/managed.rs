@@ -231,7 +231,13 @@ impl Managed {
         let mut restarts = 0;
         loop {
             let kind = request.ticket.kind;
-            let answer = self.run_checker(&request, cancel).await;
+            let Some(answer) = self.run_checker(&request, cancel).await else {
+                // The run was cancelled: the check is withdrawn, not a
+                // checker error; the run ends on its cancellation path with
+                // the diagnostics as they were.
+                self.exec.cancel_check(request.ticket);
+                return CheckDecision::Ignored;
+            };
             let view = if restarts < MAX_SCOPE_RESTARTS {
                 self.view(kind)
             } else {
@@ -262,8 +268,12 @@ impl Managed {
     }
 
     /// Runs the captured checker on a blocking thread, within the checker
-    /// deadline and the run's cancellation.
-    async fn run_checker(&self, request: &CheckRequest, cancel: &CancellationToken) -> Answer {
+    /// deadline; `None` when the run is cancelled first.
+    async fn run_checker(
+        &self,
+        request: &CheckRequest,
+        cancel: &CancellationToken,
+    ) -> Option<Answer> {
         let kind = request.ticket.kind;
         let packet = request.packet.clone();
         let task = match kind {
@@ -271,23 +281,23 @@ impl Managed {
                 Some(checker) => {
                     tokio::task::spawn_blocking(move || Answer::Verdict(checker.check(&packet)))
                 }
-                None => return failed(kind, "no completion checker"),
+                None => return Some(failed(kind, "no completion checker")),
             },
             CheckKind::Progress => match self.exec.progress_checker() {
                 Some(checker) => {
                     tokio::task::spawn_blocking(move || Answer::Key(checker.progress_key(&packet)))
                 }
-                None => return failed(kind, "no progress checker"),
+                None => return Some(failed(kind, "no progress checker")),
             },
         };
         tokio::select! {
             biased;
-            () = cancel.cancelled() => error(kind, CheckerError::Cancelled),
-            joined = tokio::time::timeout(self.checker_timeout, task) => match joined {
+            () = cancel.cancelled() => None,
+            joined = tokio::time::timeout(self.checker_timeout, task) => Some(match joined {
                 Err(_) => error(kind, CheckerError::Timeout),
                 Ok(Err(_join)) => failed(kind, "the checker panicked"),
                 Ok(Ok(answer)) => answer,
-            },
+            }),
         }
     }
 }

@@ -359,13 +359,14 @@ impl Agent {
                     None => continue,
                 }
             }
-            if let Some(m) = managed.as_deref_mut()
-                && let Some(reason) = m.after_batch(cancel).await
-            {
+            if let Some(m) = managed.as_deref_mut() {
+                let stop = m.after_batch(cancel).await;
                 if cancel.is_cancelled() {
                     return Err(AgentError::Cancelled);
                 }
-                return Ok(status_for(reason));
+                if let Some(reason) = stop {
+                    return Ok(status_for(reason));
+                }
             }
             events.emit(|| AgentEvent::IterationComplete {
                 iteration: progress.iterations,
