@@ -221,15 +221,19 @@ impl Agent {
             if let Some(reason) = self.import_async(progress, managed.as_deref_mut(), events) {
                 return Ok(status_for(reason));
             }
+            // Host feedback for this turn: committed with the model's reply,
+            // never alone (a failed call would leave it to the next run as
+            // if it were input).
+            let mut feedback = None;
             match managed.as_deref_mut() {
                 Some(m) => match m.begin_turn() {
                     Turn::Stop { reason } => return Ok(status_for(reason)),
-                    Turn::Proceed { feedback } => {
-                        if let Some(text) = feedback {
+                    Turn::Proceed { feedback: text } => {
+                        if let Some(text) = text {
                             events.emit(|| AgentEvent::LoopNotice {
                                 feedback: text.clone(),
                             });
-                            progress.messages.push(Message::user(text));
+                            feedback = Some(Message::user(text));
                         }
                     }
                 },
@@ -239,10 +243,12 @@ impl Agent {
                 None => {}
             }
             progress.iterations += 1;
+            let mut messages = progress.messages.clone();
+            messages.extend(feedback.clone());
             let request = ModelRequest {
                 model: binding.model_name.clone(),
                 instructions: inner.instructions.clone(),
-                messages: progress.messages.clone(),
+                messages,
                 tools: tools.clone(),
                 tool_choice: Default::default(),
                 output_schema: options.output_schema.clone(),
@@ -268,6 +274,7 @@ impl Agent {
             // From here on a call is known by an id unique in the execution,
             // on both sides of its call/result pair.
             progress.call_ids.assign(&mut response.tool_calls);
+            progress.messages.extend(feedback);
             progress.messages.push(Message::from_response(&response));
             let mut text = response.text.clone().unwrap_or_default();
             if !text.is_empty() {
@@ -385,6 +392,9 @@ impl Agent {
         cancel: &CancellationToken,
         events: &Events,
     ) -> Option<Result<RunStatus, AgentError>> {
+        // The response reports the candidate judged here, whatever text an
+        // earlier turn had.
+        progress.output = text.to_owned();
         if let Some(reason) = self.import_async(progress, managed.as_deref_mut(), events) {
             return Some(Ok(status_for(reason)));
         }
