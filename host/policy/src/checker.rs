@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::packet::CheckPacket;
 use crate::verdict::{Verdict, VerdictError};
 
-/// A progress key is at most this many characters.
+/// A progress key is at most this many characters (Unicode scalar values).
 pub const MAX_PROGRESS_KEY_CHARS: usize = 4_000;
 
 /// Why a checker gave no usable answer. Details stay with the host: the

@@ -82,6 +82,7 @@
 //! | diagnostics snapshots are detached | `diagnostics_rules::snapshots_are_detached` |
 //! | verdicts strict: an object with only `complete`, `reason`, `feedback`; ≤ 16 KiB | `verdict_props::strict_shape_is_enforced` |
 //! | `reason` ≤ 400 and `feedback` ≤ 2000 characters | `verdict_props::reason_and_feedback_bounds_are_exact` |
+//! | characters are Unicode scalar values (an emoji is one) in every bound | `character_rules::*` |
 //! | settlements and redeliveries deduplicated per call (sequence or delivery identity) | `delivery_rules::settlements_are_deduplicated` |
 //! | deliveries keep the admitted effect; legacy: receipt effect or unknown; missing outcome blocks | `delivery_rules::delivered_outcomes_keep_the_admitted_effect` |
 //! | imported failures respect recovery limits | `delivery_rules::imported_failures_respect_recovery_limits` |
