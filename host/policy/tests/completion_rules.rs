@@ -136,6 +136,7 @@ fn invalid_verdict_is_a_checker_error() {
 fn checker_timeout_stops_sanitized() {
     for (error, kind) in [
         (CheckerError::Timeout, CheckerErrorKind::Timeout),
+        (CheckerError::OutOfFuel, CheckerErrorKind::OutOfFuel),
         (
             CheckerError::Failed("db password=hunter2".into()),
             CheckerErrorKind::Failed,
