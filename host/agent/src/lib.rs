@@ -46,7 +46,7 @@ pub use agent::{
     ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice,
     Route, RouteDiagnostics, RouteRequest, Router, RouterFn, RunOptions, RunStatus, SuspendedRun,
 };
-pub use error::{AgentError, BuildError};
+pub use error::{AgentError, BuildError, RunError, SettledRun};
 pub use helper::{HelperError, HelperModel};
 pub use hooks::{BeforeTool, Hooks};
 pub use host::{HostContext, StaticHost};

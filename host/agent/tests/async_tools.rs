@@ -439,7 +439,7 @@ async fn a_continuation_keeps_the_previous_budget() {
         .continue_with_async_results(RunOptions::default())
         .await;
     assert_eq!(
-        result,
+        result.map_err(verdict_agent::RunError::into_error),
         Err(verdict_agent::AgentError::BudgetExhausted { max_calls: 2 })
     );
     assert_eq!(model.requests().len(), 2);

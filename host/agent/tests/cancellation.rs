@@ -73,10 +73,7 @@ async fn cancelling_during_a_completion_check_is_not_a_checker_error() {
         cancel_when_started(started, cancel.clone()),
     );
     let _ = release.send(());
-    assert_eq!(
-        result.map_err(|e| e.to_string()).unwrap_err(),
-        AgentError::Cancelled.to_string()
-    );
+    assert_eq!(result.unwrap_err(), AgentError::Cancelled);
     let diag = agent.loop_diagnostics().expect("the latest diagnostics");
     assert_eq!(diag.checker_error, None, "{diag:?}");
     assert_eq!(diag.reason, None, "{diag:?}");
@@ -112,10 +109,7 @@ async fn cancelling_during_a_progress_sample_is_not_a_checker_error() {
         cancel_when_started(started, cancel.clone()),
     );
     let _ = release.send(());
-    assert_eq!(
-        result.map_err(|e| e.to_string()).unwrap_err(),
-        AgentError::Cancelled.to_string()
-    );
+    assert_eq!(result.unwrap_err(), AgentError::Cancelled);
     let diag = agent.loop_diagnostics().expect("the latest diagnostics");
     assert_eq!(diag.checker_error, None, "{diag:?}");
     assert_eq!(diag.reason, None, "{diag:?}");

@@ -20,7 +20,7 @@ use super::managed::{FinalOutcome, Identity, Managed};
 use super::options::{BUDGET_SPENT, PolicyChoice, RunOptions};
 use super::response::{AgentResponse, RunStatus, SuspendedRun};
 use super::routing::{Binding, RouteDiagnostics};
-use crate::error::AgentError;
+use crate::error::{AgentError, RunError, SettledRun};
 use crate::tools::SettledCall;
 
 /// Retries of an empty model answer (no text, no tool calls) per turn.
@@ -61,11 +61,14 @@ impl Agent {
     /// message after the tool results. On every return (errors included)
     /// the settled conversation, tool results included, is committed to the
     /// agent's conversation.
+    ///
+    /// A failed run ([`RunError`]) still carries what settled before the
+    /// failure: tool calls that ran, usage, turns and the diagnostics.
     pub async fn run(
         &self,
         input: impl Into<String>,
         options: RunOptions,
-    ) -> Result<AgentResponse, AgentError> {
+    ) -> Result<AgentResponse, RunError> {
         let lease = Lease::take(&self.inner.lease)?;
         self.execute(lease, Some(input.into()), options, &Events::none())
             .await
@@ -78,7 +81,7 @@ impl Agent {
         input: Option<String>,
         options: RunOptions,
         events: &Events,
-    ) -> Result<AgentResponse, AgentError> {
+    ) -> Result<AgentResponse, RunError> {
         let inner = &self.inner;
         let policy = match &options.policy {
             PolicyChoice::Inherit => inner.policy.as_ref(),
@@ -110,7 +113,8 @@ impl Agent {
                     policy,
                     execution_id.clone(),
                     Some(inner.max_iterations),
-                )?;
+                )
+                .map_err(AgentError::Policy)?;
                 let identity = Identity {
                     owner: inner.id.clone(),
                     conversation: format!("{}-conversation-{generation}", inner.id),
@@ -160,14 +164,33 @@ impl Agent {
             }
             state.budget.clone_from(&options.budget);
         }
+        let r#loop = managed.map(|m| m.diagnostics());
+        let status = match status {
+            Ok(status) => status,
+            Err(error) => {
+                return Err(RunError {
+                    error,
+                    settled: Some(Box::new(SettledRun {
+                        output_text: progress.output,
+                        tool_calls: progress.tool_calls,
+                        usage: progress.usage,
+                        iterations: progress.iterations,
+                        r#loop,
+                        route,
+                        suspension: progress.suspension,
+                        execution_id: progress.execution_id,
+                    })),
+                });
+            }
+        };
         let structured_output = schema.and_then(|s| structured(&s, &progress.output));
         Ok(AgentResponse {
             output_text: progress.output,
             tool_calls: progress.tool_calls,
             usage: progress.usage,
-            status: status?,
+            status,
             iterations: progress.iterations,
-            r#loop: managed.map(|m| m.diagnostics()),
+            r#loop,
             route,
             suspension: progress.suspension,
             structured_output,
