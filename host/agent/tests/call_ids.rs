@@ -24,8 +24,8 @@ use verdict_providers::{Connector, Message, ModelRequest, Protocol};
 /// How the provider identifies its calls.
 #[derive(Debug, Clone, Copy)]
 enum Ids {
-    /// No id (`""` in the script: the fake leaves it out where the wire
-    /// format allows; Gemini never sends one).
+    /// No id (`""` in the script): Gemini and OpenAI chat send none on the
+    /// wire, Anthropic and Responses send an empty one.
     Absent,
     /// The same id in every response.
     Repeated,
