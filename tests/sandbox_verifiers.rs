@@ -270,7 +270,7 @@ fn wasm_checker_serves_the_policy_traits_and_sums_metrics() {
     });
     let spin =
         WasmChecker::new(load(guests::HOSTILE_SPIN), spin_tenant).with_totals(totals.clone());
-    assert_eq!(spin.check(&read_packet()), Err(CheckerError::Timeout));
+    assert_eq!(spin.check(&read_packet()), Err(CheckerError::OutOfFuel));
 
     let totals = totals.lock().unwrap().clone();
     assert_eq!(

@@ -167,7 +167,8 @@ pub struct Packet {
     pub execution_id: String,
     /// Main-loop iteration count at the check.
     pub iteration: u32,
-    /// Candidate final output, at most 32,768 characters.
+    /// Candidate final output, at most 32,768 characters (Unicode scalar
+    /// values); empty in a progress packet.
     pub output_text: String,
     /// True when the host cut `output_text` to its bound.
     pub output_truncated: bool,

@@ -1,10 +1,17 @@
 //! The completion verdict a verifier returns, and the host's bounds on it.
+//!
+//! Characters are Unicode scalar values (`str::chars`), the units of a WIT
+//! `string`: an emoji is one character, not the two UTF-16 units the
+//! TypeScript spec would count.
 
-/// The host rejects a verdict whose reason is longer than this (characters).
+/// The host rejects a verdict whose reason is longer than this (characters:
+/// Unicode scalar values).
 pub const MAX_REASON_CHARS: usize = 400;
-/// The host rejects a verdict whose feedback is longer than this (characters).
+/// The host rejects a verdict whose feedback is longer than this
+/// (characters: Unicode scalar values).
 pub const MAX_FEEDBACK_CHARS: usize = 2_000;
-/// The host rejects a progress key longer than this (characters).
+/// The host rejects a progress key longer than this (characters: Unicode
+/// scalar values).
 pub const MAX_PROGRESS_KEY_CHARS: usize = 4_000;
 
 /// A completion verdict. The SDK passes it to the host unchanged: the host
@@ -80,5 +87,18 @@ mod tests {
         assert!(!over.within_bounds());
         let long_feedback = Verdict::incomplete("y".repeat(MAX_FEEDBACK_CHARS + 1));
         assert!(!long_feedback.within_bounds());
+    }
+
+    #[test]
+    fn an_emoji_is_one_character_at_every_bound() {
+        // One scalar value, two UTF-16 units, four bytes.
+        let emoji = "\u{1F600}";
+        let at = Verdict::incomplete(emoji.repeat(MAX_FEEDBACK_CHARS))
+            .with_reason(emoji.repeat(MAX_REASON_CHARS));
+        assert!(at.within_bounds());
+        let reason_over = Verdict::complete().with_reason(emoji.repeat(MAX_REASON_CHARS + 1));
+        assert!(!reason_over.within_bounds());
+        let feedback_over = Verdict::incomplete(emoji.repeat(MAX_FEEDBACK_CHARS + 1));
+        assert!(!feedback_over.within_bounds());
     }
 }

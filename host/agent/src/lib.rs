@@ -18,6 +18,7 @@
 //! | `agent/finish.rs` | the suspension wrap-up and the structured-output repair/formatting calls |
 //! | `agent/stream.rs` | [`Agent::stream`]: the same loop as typed [`AgentEvent`]s |
 //! | `agent/events.rs` | [`AgentEvent`] |
+//! | `agent/call_ids.rs` | call ids unique per execution |
 //! | `agent/batch.rs` | one response's tool calls: hooks, admission, execution, observation |
 //! | `agent/managed.rs` | the policy execution and its checkers (the one decision path) |
 //! | `agent/response.rs` | [`AgentResponse`], [`RunStatus`] |
@@ -45,7 +46,7 @@ pub use agent::{
     ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice,
     Route, RouteDiagnostics, RouteRequest, Router, RouterFn, RunOptions, RunStatus, SuspendedRun,
 };
-pub use error::{AgentError, BuildError};
+pub use error::{AgentError, BuildError, RunError, SettledRun};
 pub use helper::{HelperError, HelperModel};
 pub use hooks::{BeforeTool, Hooks};
 pub use host::{HostContext, StaticHost};

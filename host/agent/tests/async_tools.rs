@@ -439,7 +439,7 @@ async fn a_continuation_keeps_the_previous_budget() {
         .continue_with_async_results(RunOptions::default())
         .await;
     assert_eq!(
-        result,
+        result.map_err(verdict_agent::RunError::into_error),
         Err(verdict_agent::AgentError::BudgetExhausted { max_calls: 2 })
     );
     assert_eq!(model.requests().len(), 2);
@@ -482,4 +482,49 @@ async fn stream_reports_an_imported_result_as_a_settled_call() {
         delivered[0].outcome,
         ToolOutcome::Succeeded { value: json!("ok") }
     );
+}
+
+#[tokio::test]
+async fn a_legacy_delivery_of_an_awaited_call_is_imported_once() {
+    let model = scripted(vec![
+        Turn::tool_call("j1", "start_job", json!({})),
+        Turn::text("Started."),
+        Turn::text("Done."),
+    ]);
+    let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
+    let (policy, _) = needs_success("start_job");
+    let agent = agent_on(&model)
+        .tool(tool)
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let first = agent.run("Run.", RunOptions::default()).await.unwrap();
+    assert_eq!(first.status, RunStatus::Stopped(StopReason::PendingAsync));
+    // A legacy result (no origin execution, no admission metadata) for the
+    // call still awaited is that call's result...
+    let mut legacy = delivery("j1", "start_job");
+    legacy.outcome = Some(ToolOutcome::Succeeded { value: json!("ok") });
+    assert!(agent.deliver_async_result(legacy.clone()));
+    assert!(agent.pending_async_calls().is_empty(), "no longer awaited");
+    // ...so neither its handle settling later nor a repeat imports it again.
+    settlers
+        .lock()
+        .unwrap()
+        .pop()
+        .unwrap()
+        .settle(Ok(json!("ok")));
+    assert!(!agent.deliver_async_result(legacy));
+    let done = agent
+        .continue_with_async_results(RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Completed);
+    let diag = done.r#loop.unwrap();
+    assert_eq!(diag.counters.observations, 1);
+    let imported = agent
+        .conversation()
+        .iter()
+        .filter(|m| matches!(m, verdict_providers::Message::User { text } if text.starts_with("[async result]")))
+        .count();
+    assert_eq!(imported, 1);
 }

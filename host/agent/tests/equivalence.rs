@@ -155,7 +155,8 @@ async fn invalid_policy_is_refused_before_any_model_call() {
         .run("go", RunOptions::default().with_policy(bad))
         .await
         .unwrap_err();
-    assert!(matches!(error, verdict_agent::AgentError::Policy(_)));
+    assert!(matches!(error.error, verdict_agent::AgentError::Policy(_)));
+    assert_eq!(error.settled, None, "nothing started");
     assert!(model.requests().is_empty());
     assert!(agent.conversation().is_empty());
 }

@@ -135,7 +135,10 @@ async fn an_invalid_schema_is_refused_before_any_call() {
             RunOptions::default().with_output_schema("bad", json!({"type": 12})),
         )
         .await;
-    assert!(matches!(result, Err(AgentError::OutputSchema(_))));
+    assert!(matches!(
+        result.map_err(verdict_agent::RunError::into_error),
+        Err(AgentError::OutputSchema(_))
+    ));
     assert!(model.requests().is_empty());
 }
 

@@ -113,8 +113,12 @@ async fn a_wrap_up_beyond_the_budget_is_refused_but_the_checkpoint_stays() {
             RunOptions::default().with_budget(CallBudget::new(1)),
         )
         .await;
-    assert_eq!(result, Err(AgentError::BudgetExhausted { max_calls: 1 }));
+    let error = result.unwrap_err();
+    assert_eq!(error, AgentError::BudgetExhausted { max_calls: 1 });
     assert!(agent.checkpoint("approval-7").is_some());
+    // The failed run still reports the suspension it settled.
+    let settled = error.settled.unwrap();
+    assert_eq!(settled.suspension.unwrap().correlation_id, "approval-7");
     assert_eq!(checks.load(Ordering::SeqCst), 0);
 }
 

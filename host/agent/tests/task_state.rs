@@ -97,12 +97,25 @@ async fn same_revision_restore_during_a_check_stops_with_state_changed() {
 
 #[tokio::test]
 async fn without_a_restore_the_same_check_completes() {
+    // The checker only reads (the spec forbids it to change task state);
+    // the host updates the state while the check runs. A new revision is
+    // not a restore: the verdict stands.
     let model = scripted(vec![Turn::text("Done.")]);
     let store = TaskStateStore::new("task-9");
-    let reader = store.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
-        // Reading and updating the revision is not a restore.
-        reader.update(json!({"read": true})).unwrap();
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let started_tx = std::sync::Mutex::new(started_tx);
+    let release_rx = std::sync::Mutex::new(release_rx);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+        let state = packet.task_state.clone().unwrap();
+        log.lock().unwrap().push((state.revision, state.generation));
+        started_tx.lock().unwrap().send(()).unwrap();
+        let _ = release_rx
+            .lock()
+            .unwrap()
+            .recv_timeout(std::time::Duration::from_secs(10));
         Ok(Verdict {
             complete: true,
             reason: None,
@@ -110,13 +123,34 @@ async fn without_a_restore_the_same_check_completes() {
         })
     }));
     let agent = agent_on(&model)
-        .task_state(store)
+        .task_state(store.clone())
         .loop_policy(policy)
         .build()
         .unwrap();
-    let run = agent
-        .run("Do the task.", RunOptions::default())
+    let host = store.clone();
+    let update = async move {
+        tokio::task::spawn_blocking(move || {
+            started_rx
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .unwrap();
+            host.update(json!({"edited": "by the host"})).unwrap();
+            release_tx.send(()).unwrap();
+        })
         .await
         .unwrap();
+    };
+    let (run, ()) = tokio::join!(agent.run("Do the task.", RunOptions::default()), update);
+    let run = run.unwrap();
     assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(0, 0)],
+        "one check, of revision 0"
+    );
+    let snap = store.snapshot();
+    assert_eq!(
+        (snap.revision, snap.generation),
+        (1, 0),
+        "changed during it"
+    );
 }

@@ -79,8 +79,10 @@ async fn artifact_ready_verifier_completes_the_feedback_story() {
 #[tokio::test]
 async fn spinning_verifier_is_a_checker_error_and_the_agent_serves_the_next_run() {
     let model = scripted(vec![Turn::text("done"), Turn::text("done again")]);
+    // Fuel for far longer than the deadline: the deadline ends the spin.
     let limits = Limits {
         timeout_ms: 50,
+        fuel: 1_000_000_000_000,
         ..Limits::default()
     };
     let tenant = Tenant::new("tenant-s", limits, Arc::new(MemoryStore::new()));
@@ -106,4 +108,29 @@ async fn spinning_verifier_is_a_checker_error_and_the_agent_serves_the_next_run(
         .unwrap();
     assert_eq!(next.status, RunStatus::Completed);
     assert_eq!(next.output_text, "done again");
+}
+
+#[tokio::test]
+async fn a_verifier_out_of_fuel_is_out_of_fuel_not_a_timeout() {
+    let model = scripted(vec![Turn::text("done")]);
+    // A deadline far beyond what the fuel lasts: fuel ends the spin.
+    let limits = Limits {
+        timeout_ms: 60_000,
+        fuel: 1_000_000,
+        ..Limits::default()
+    };
+    let tenant = Tenant::new("tenant-s", limits, Arc::new(MemoryStore::new()));
+    let spin = Arc::new(WasmChecker::new(load(guests::HOSTILE_SPIN), tenant));
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default().with_completion(spin))
+        .build()
+        .unwrap();
+    let response = agent.run("Finish.", RunOptions::default()).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(StopReason::CheckerError)
+    );
+    let diag = response.r#loop.unwrap();
+    assert_eq!(diag.checker_error, Some(CheckerErrorKind::OutOfFuel));
+    assert!(diag.to_json().contains("\"checker_error\":\"out_of_fuel\""));
 }

@@ -4,7 +4,7 @@
 use futures::StreamExt;
 use std::io::Write;
 use std::time::Duration;
-use verdict_agent::{AgentError, AgentEvent, AgentResponse, AgentStream, ToolOutcome};
+use verdict_agent::{AgentError, AgentEvent, AgentResponse, AgentStream, RunError, ToolOutcome};
 use verdict_policy::{LoopDiagnostics, Phase, Verdict};
 
 /// How long a pending call waits before the progress line moves.
@@ -142,7 +142,7 @@ impl<'a> Narrator<'a> {
     }
 
     /// Consumes the stream to its last event.
-    pub async fn drive(&mut self, mut events: AgentStream) -> Result<AgentResponse, AgentError> {
+    pub async fn drive(&mut self, mut events: AgentStream) -> Result<AgentResponse, RunError> {
         let mut ticks = 0usize;
         loop {
             let next = tokio::time::timeout(TICK, events.next()).await;
@@ -199,7 +199,7 @@ impl<'a> Narrator<'a> {
                 }
             }
         }
-        Err(AgentError::Cancelled)
+        Err(AgentError::Cancelled.into())
     }
 }
 

@@ -3,8 +3,9 @@
 use crate::checker::CheckerTotals;
 use crate::exit::Exit;
 use serde_json::{Value, json};
-use verdict_agent::{AgentError, AgentResponse, RunStatus, ToolOutcome};
+use verdict_agent::{AgentResponse, RunError, RunStatus, SettledCall, ToolOutcome};
 use verdict_policy::{LoopDiagnostics, Phase, StopReason, WorkflowStatus};
+use verdict_providers::Usage;
 
 /// The outcome classes `run` distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +33,7 @@ impl Outcome {
 }
 
 /// Classifies a finished run.
-pub fn classify(result: &Result<AgentResponse, AgentError>) -> (Outcome, Exit) {
+pub fn classify(result: &Result<AgentResponse, RunError>) -> (Outcome, Exit) {
     let Ok(response) = result else {
         return (Outcome::Error, Exit::RunFailed);
     };
@@ -88,9 +89,39 @@ fn input_needed(diag: &LoopDiagnostics) -> Option<String> {
     Some(feedback.unwrap_or_else(|| "no feedback given".to_owned()))
 }
 
-/// The machine-readable result of one run (`--json`).
+/// What a run settled, from its response or, when it failed, its error.
+struct Settled<'a> {
+    output: &'a str,
+    tool_calls: &'a [SettledCall],
+    usage: &'a Usage,
+    iterations: u32,
+    diag: Option<&'a LoopDiagnostics>,
+}
+
+fn settled(result: &Result<AgentResponse, RunError>) -> Option<Settled<'_>> {
+    match result {
+        Ok(r) => Some(Settled {
+            output: &r.output_text,
+            tool_calls: &r.tool_calls,
+            usage: &r.usage,
+            iterations: r.iterations,
+            diag: r.r#loop.as_ref(),
+        }),
+        Err(e) => e.settled.as_deref().map(|s| Settled {
+            output: &s.output_text,
+            tool_calls: &s.tool_calls,
+            usage: &s.usage,
+            iterations: s.iterations,
+            diag: s.r#loop.as_ref(),
+        }),
+    }
+}
+
+/// The machine-readable result of one run (`--json`). A failed run reports
+/// what settled before the failure too; its `stopReason`, `phase` and
+/// `workflowStatus` are null (the loop never decided).
 pub fn to_json(
-    result: &Result<AgentResponse, AgentError>,
+    result: &Result<AgentResponse, RunError>,
     tenant: Option<&str>,
     totals: &CheckerTotals,
 ) -> Value {
@@ -100,32 +131,40 @@ pub fn to_json(
         "exitCode": exit as u8,
         "tenant": tenant,
         "checker": totals,
+        "stopReason": null,
+        "phase": null,
+        "workflowStatus": null,
+        "inputNeeded": null,
     });
+    let settled = settled(result);
+    let diag = settled.as_ref().and_then(|s| s.diag);
+    out["verdict"] = diag.map_or(Value::Null, |d| snake(&d.last_verdict));
+    out["recovery"] = diag.map_or(
+        Value::Null,
+        |d| json!({"used": d.recovery_attempts_used, "allowed": d.recovery_attempts_allowed}),
+    );
+    out["checkerError"] = diag.map_or(Value::Null, |d| snake(d.checker_error));
+    out["output"] = settled.as_ref().map_or(Value::Null, |s| json!(s.output));
+    out["iterations"] = json!(settled.as_ref().map_or(0, |s| s.iterations));
+    out["toolCalls"] = settled
+        .as_ref()
+        .map_or(&[][..], |s| s.tool_calls)
+        .iter()
+        .map(|c| {
+            json!({"id": c.call.id, "name": c.call.name, "effect": snake(c.effect),
+                   "outcome": outcome_name(&c.outcome), "receipt": c.receipt.is_some()})
+        })
+        .collect();
+    out["usage"] = settled.as_ref().map_or(Value::Null, |s| snake(s.usage));
+    out["loop"] = snake(diag);
     match result {
         Ok(response) => {
-            let diag = response.r#loop.as_ref();
             out["stopReason"] = stop_reason(response);
             out["phase"] = diag.map_or(Value::Null, |d| snake(d.phase));
             out["workflowStatus"] = diag.map_or(Value::Null, |d| snake(d.status));
-            out["verdict"] = diag.map_or(Value::Null, |d| snake(&d.last_verdict));
-            out["recovery"] = diag.map_or(Value::Null, |d| {
-                json!({"used": d.recovery_attempts_used, "allowed": d.recovery_attempts_allowed})
-            });
             out["inputNeeded"] = diag
                 .and_then(input_needed)
                 .map_or(Value::Null, |feedback| json!({"feedback": feedback}));
-            out["output"] = json!(response.output_text);
-            out["iterations"] = json!(response.iterations);
-            out["toolCalls"] = response
-                .tool_calls
-                .iter()
-                .map(|c| {
-                    json!({"id": c.call.id, "name": c.call.name, "effect": snake(c.effect),
-                           "outcome": outcome_name(&c.outcome), "receipt": c.receipt.is_some()})
-                })
-                .collect();
-            out["usage"] = snake(response.usage);
-            out["loop"] = snake(&response.r#loop);
         }
         Err(error) => {
             out["error"] = json!({"message": error.to_string()});
@@ -135,7 +174,7 @@ pub fn to_json(
 }
 
 /// The human summary lines of one run.
-pub fn summary(result: &Result<AgentResponse, AgentError>, totals: &CheckerTotals) -> Vec<String> {
+pub fn summary(result: &Result<AgentResponse, RunError>, totals: &CheckerTotals) -> Vec<String> {
     let (outcome, exit) = classify(result);
     let mut lines = vec![format!("outcome: {} (exit {})", outcome.name(), exit as u8)];
     match result {
@@ -150,6 +189,12 @@ pub fn summary(result: &Result<AgentResponse, AgentError>, totals: &CheckerTotal
                         d.recovery_attempts_used,
                         d.recovery_attempts_allowed
                     ));
+                    if let Some(kind) = d.checker_error {
+                        lines.push(format!(
+                            "checker error: {}",
+                            snake(kind).as_str().unwrap_or("?")
+                        ));
+                    }
                     if let Some(feedback) = input_needed(d) {
                         lines.push(format!(
                             "input needed: the verifier still lacks evidence: {feedback}"
@@ -180,7 +225,19 @@ pub fn summary(result: &Result<AgentResponse, AgentError>, totals: &CheckerTotal
                 response.usage.output_tokens
             ));
         }
-        Err(error) => lines.push(format!("error: {error}")),
+        Err(error) => {
+            lines.push(format!("error: {error}"));
+            if let Some(s) = settled(result) {
+                lines.push(format!(
+                    "settled before the error: {} model turns, {} tool calls ({} ran); tokens in {} / out {}",
+                    s.iterations,
+                    s.tool_calls.len(),
+                    s.tool_calls.iter().filter(|c| c.receipt.is_some()).count(),
+                    s.usage.input_tokens,
+                    s.usage.output_tokens
+                ));
+            }
+        }
     }
     if totals.checks + totals.progress_samples > 0 {
         lines.push(format!(

@@ -31,10 +31,16 @@ struct Pty {
 
 impl Pty {
     fn spawn(command: &str, cache: &Path) -> Self {
+        Self::spawn_on(command, cache, "dumb")
+    }
+
+    /// With `term` as `TERM` (a real terminal type puts the line editor in
+    /// raw mode, where Ctrl-C reaches it as a key).
+    fn spawn_on(command: &str, cache: &Path, term: &str) -> Self {
         let mut child = Command::new("script")
             .args(["-qfec", command, "/dev/null"])
             .env("VERDICT_CACHE_DIR", cache)
-            .env("TERM", "dumb")
+            .env("TERM", term)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -160,4 +166,103 @@ fn console_session_through_a_pty() {
         .unwrap();
     assert!(!reloaded.contains("(unchanged)"), "{reloaded}");
     assert_eq!(fake.requests(), 3);
+}
+
+impl Pty {
+    /// Sends bytes as typed, without a line end (e.g. Ctrl-C).
+    fn type_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+}
+
+/// `verdict console` on a piped stdin: each task runs to its end first.
+fn piped_console(config: &Path, cache: &Path, input: &str) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .args(["console", "--config", config.to_str().unwrap()])
+        .env("VERDICT_CACHE_DIR", cache)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn context_loop_after_a_failed_task_does_not_say_running() {
+    let fake = Fake::start(Script::new(vec![Turn::fault(
+        verdict_providers::fake::Fault::Status {
+            status: 401,
+            message: "bad key".into(),
+            retry_after_secs: None,
+        },
+    )]));
+    let setup = Setup::new();
+    let config = setup.write(
+        "verdict.toml",
+        &(base_config(&fake.base_url(), 6) + &support::verified(2)),
+    );
+    let out = piped_console(
+        &config,
+        &setup.path("cache"),
+        "Verify that artifact A42 is ready.\n/context loop\n/quit\n",
+    );
+    assert!(out.contains("[verdict] outcome: error (exit 6)"), "{out}");
+    let context = &out[out.find("[verdict] outcome: error").unwrap()..];
+    assert!(context.contains("phase: ended by an error"), "{out}");
+    assert!(
+        context.contains("stopping reason: none (the execution failed: model call failed"),
+        "{out}"
+    );
+    assert!(!context.contains("phase: running"), "{out}");
+    assert!(!context.contains("still running"), "{out}");
+    assert!(context.contains("diagnostics: {\"execution_id\""), "{out}");
+}
+
+#[test]
+fn context_loop_after_a_cancelled_task_does_not_say_running() {
+    let fake = Fake::start(Script::new(vec![Turn::text("slow").delayed(20_000)]));
+    let setup = Setup::new();
+    let config = setup.write(
+        "verdict.toml",
+        &(base_config(&fake.base_url(), 6) + &support::verified(2)),
+    );
+    let command = format!(
+        "{} console --config {}",
+        env!("CARGO_BIN_EXE_verdict"),
+        config.display()
+    );
+    let mut pty = Pty::spawn_on(&command, &setup.path("cache"), "xterm");
+    pty.wait_for("verdict> ", 1);
+    pty.send("Verify that artifact A42 is ready.");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fake.requests() == 0 {
+        assert!(Instant::now() < deadline, "no model call");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    pty.type_raw(b"\x03");
+    pty.wait_for("cancelling the running execution", 1);
+    pty.wait_for("[verdict] outcome: error (exit 6)", 1);
+    pty.send("/context loop");
+    pty.wait_for("diagnostics: {\"execution_id\"", 1);
+    pty.send("/quit");
+    let _ = pty.child.wait();
+    let output = pty.output.lock().unwrap().clone();
+    let context = &output[output.find("[verdict] outcome: error").unwrap()..];
+    assert!(context.contains("phase: ended by cancellation"), "{output}");
+    assert!(
+        context.contains("stopping reason: none (the execution was cancelled)"),
+        "{output}"
+    );
+    assert!(!context.contains("phase: running"), "{output}");
+    assert!(!context.contains("still running"), "{output}");
 }

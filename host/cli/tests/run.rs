@@ -174,7 +174,7 @@ fn checker_out_of_fuel_stops_with_exit_3() {
     assert_eq!(code, Some(3), "{value}");
     assert_eq!(value["outcome"], "stopped");
     assert_eq!(value["stopReason"], "checker_error");
-    assert_eq!(value["loop"]["checker_error"], "timeout");
+    assert_eq!(value["loop"]["checker_error"], "out_of_fuel");
     assert_eq!(value["checker"]["errors"], 1);
 }
 

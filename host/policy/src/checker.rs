@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::packet::CheckPacket;
 use crate::verdict::{Verdict, VerdictError};
 
-/// A progress key is at most this many characters.
+/// A progress key is at most this many characters (Unicode scalar values).
 pub const MAX_PROGRESS_KEY_CHARS: usize = 4_000;
 
 /// Why a checker gave no usable answer. Details stay with the host: the
@@ -22,6 +22,10 @@ pub enum CheckerError {
     /// The check exceeded its deadline.
     #[error("checker timed out")]
     Timeout,
+    /// The check used up its fuel (a deterministic compute budget, apart
+    /// from the wall-clock deadline).
+    #[error("checker ran out of fuel")]
+    OutOfFuel,
     /// The check was cancelled.
     #[error("checker was cancelled")]
     Cancelled,
@@ -45,6 +49,8 @@ pub enum CheckerError {
 pub enum CheckerErrorKind {
     /// See [`CheckerError::Timeout`].
     Timeout,
+    /// See [`CheckerError::OutOfFuel`].
+    OutOfFuel,
     /// See [`CheckerError::Cancelled`].
     Cancelled,
     /// See [`CheckerError::Failed`].
@@ -62,6 +68,7 @@ impl CheckerError {
     pub fn kind(&self) -> CheckerErrorKind {
         match self {
             Self::Timeout => CheckerErrorKind::Timeout,
+            Self::OutOfFuel => CheckerErrorKind::OutOfFuel,
             Self::Cancelled => CheckerErrorKind::Cancelled,
             Self::Failed(_) => CheckerErrorKind::Failed,
             Self::InvalidVerdict(_) => CheckerErrorKind::InvalidVerdict,

@@ -15,7 +15,8 @@ use crate::checker::{CompletionChecker, ProgressChecker};
 pub const MAX_THRESHOLD: u32 = 1_000;
 /// The read allowlist holds at most this many names.
 pub const MAX_ALLOWLIST_LEN: usize = 100;
-/// An allowlisted tool name is at most this many characters.
+/// An allowlisted tool name is at most this many characters (Unicode scalar
+/// values).
 pub const MAX_TOOL_NAME_CHARS: usize = 256;
 
 /// The loop policy. An empty JSON object `{}` is a valid policy: bounded

@@ -84,9 +84,12 @@ pub enum TrackingBound {
     Admissions,
     /// `max_call_signatures`.
     CallSignatures,
-    /// `max_observations` (observations; failure identities are capped at
-    /// the same bound and never reach it first).
+    /// `max_observations`, counting observations.
     Observations,
+    /// `max_observations`, counting distinct failure identities (reported
+    /// instead of `observations` when both are reached: every failure is an
+    /// observation).
+    FailureIdentities,
 }
 
 /// Counters of one execution.

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Candidate output is cut to this many characters.
+/// Candidate output is cut to this many characters (Unicode scalar values).
 pub const MAX_OUTPUT_CHARS: usize = 32_768;
 /// At most this many (most recent) observations are carried.
 pub const MAX_OBSERVATIONS: usize = 100;

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `reason` is at most this many characters.
+/// `reason` is at most this many characters (Unicode scalar values).
 pub const MAX_REASON_CHARS: usize = 400;
-/// `feedback` is at most this many characters.
+/// `feedback` is at most this many characters (Unicode scalar values).
 pub const MAX_FEEDBACK_CHARS: usize = 2_000;
 /// A verdict serializes to at most this many bytes of JSON.
 pub const MAX_VERDICT_BYTES: usize = 16 * 1024;

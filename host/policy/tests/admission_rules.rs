@@ -5,7 +5,8 @@ mod common;
 use common::{call, failed, read, start, status, succeeded, turn};
 use serde_json::{Value, json};
 use verdict_policy::{
-    Admission, Decision, Effect, FailureKind, LoopPolicy, OutcomeStatus, StopReason,
+    Admission, Decision, Effect, FailureKind, FinalDecision, LoopPolicy, OutcomeStatus, StopReason,
+    ToolCallRequest,
 };
 
 fn big_string(bytes: usize) -> Value {
@@ -140,7 +141,7 @@ fn allowlist_never_exempts_a_write() {
         exec.admit(&call("w1", "poll_status", Effect::Write, &args)),
         Admission::Run
     );
-    exec.observe("w1", Some(succeeded()), None);
+    exec.observe(common::seq("w1"), Some(succeeded()), None);
     assert!(matches!(
         exec.admit(&call("w2", "poll_status", Effect::Write, &args)),
         Admission::Skip { .. }
@@ -182,7 +183,7 @@ fn duplicate_write_requested_again_stops() {
         exec.admit(&call("c1", "pay", Effect::Write, &args)),
         Admission::Run
     );
-    exec.observe("c1", Some(succeeded()), None);
+    exec.observe(common::seq("c1"), Some(succeeded()), None);
     assert!(matches!(
         exec.admit(&call("c2", "pay", Effect::Write, &args)),
         Admission::Skip { .. }
@@ -205,7 +206,11 @@ fn not_started_releases_the_admission() {
         Admission::Run
     );
     assert_eq!(
-        exec.observe("c1", Some(status(OutcomeStatus::NotStarted)), None),
+        exec.observe(
+            common::seq("c1"),
+            Some(status(OutcomeStatus::NotStarted)),
+            None
+        ),
         Decision::Continue
     );
     assert_eq!(
@@ -213,7 +218,11 @@ fn not_started_releases_the_admission() {
         Admission::Run
     );
     // Other outcomes keep it: a failed write cannot be repeated.
-    exec.observe("c2", Some(failed(FailureKind::Execution, true)), None);
+    exec.observe(
+        common::seq("c2"),
+        Some(failed(FailureKind::Execution, true)),
+        None,
+    );
     assert!(matches!(
         exec.admit(&call("c3", "pay", Effect::Write, &args)),
         Admission::Skip { .. }
@@ -229,7 +238,7 @@ fn absent_outcome_of_a_write_is_uncertain() {
         Admission::Run
     );
     assert_eq!(
-        exec.observe("c1", None, None),
+        exec.observe(common::seq("c1"), None, None),
         Decision::Stop {
             reason: StopReason::UncertainEffect
         }
@@ -241,7 +250,10 @@ fn absent_outcome_of_a_write_is_uncertain() {
         exec.admit(&call("r1", "get", Effect::Read, &args)),
         Admission::Run
     );
-    assert_eq!(exec.observe("r1", None, None), Decision::Continue);
+    assert_eq!(
+        exec.observe(common::seq("r1"), None, None),
+        Decision::Continue
+    );
     assert_eq!(exec.diagnostics().counters.failures, 1);
 }
 
@@ -251,7 +263,7 @@ fn unknown_outcome_of_unknown_effect_is_uncertain() {
         let mut exec = start(&LoopPolicy::default());
         let args = json!({});
         exec.admit(&call("c1", "tool", effect, &args));
-        exec.observe("c1", Some(outcome), None)
+        exec.observe(common::seq("c1"), Some(outcome), None)
             == Decision::Stop {
                 reason: StopReason::UncertainEffect,
             }
@@ -279,7 +291,7 @@ fn application_failure_data_is_success() {
     );
     let data = json!({"success": false, "error": "card declined"});
     assert_eq!(
-        exec.observe("c1", Some(succeeded()), Some(&data)),
+        exec.observe(common::seq("c1"), Some(succeeded()), Some(&data)),
         Decision::Continue
     );
     let diag = exec.diagnostics();
@@ -296,7 +308,7 @@ fn permission_failure_recovers_without_receipt() {
         exec.admit(&call("c1", "delete", Effect::Write, &args));
         // Even if the reporter claims a receipt, none is recorded.
         assert_eq!(
-            exec.observe("c1", Some(failed(kind, true)), None),
+            exec.observe(common::seq("c1"), Some(failed(kind, true)), None),
             Decision::Continue
         );
         let diag = exec.diagnostics();
@@ -311,7 +323,7 @@ fn permission_failure_recovers_without_receipt() {
         assert_eq!(request, None);
         let mut with_checker = start(&common::with_completion(LoopPolicy::default()));
         with_checker.admit(&call("c1", "delete", Effect::Write, &args));
-        with_checker.observe("c1", Some(failed(kind, true)), None);
+        with_checker.observe(common::seq("c1"), Some(failed(kind, true)), None);
         let verdict_policy::FinalDecision::Check(request) =
             with_checker.final_candidate("done", &common::view(), None)
         else {
@@ -321,4 +333,60 @@ fn permission_failure_recovers_without_receipt() {
         assert!(!outcome.executed);
         assert_eq!(outcome.failure, Some(kind));
     }
+}
+
+#[test]
+fn call_ids_are_not_action_identity() {
+    let mut exec = start(&common::with_completion(LoopPolicy::default()));
+    let list = json!({});
+    let read = json!({"id": "A42"});
+    let write = json!({"amount": 10});
+    let other_write = json!({"amount": 20});
+    // Providers send no id, an empty one, or the same one in every
+    // response: different actions under one id all run.
+    let requests = [
+        (1, "list_artifacts", Effect::Read, &list),
+        (2, "read_artifact", Effect::Read, &read),
+        (3, "pay", Effect::Write, &write),
+        (4, "pay", Effect::Write, &other_write),
+    ];
+    for (sequence, tool, effect, args) in requests {
+        let request = ToolCallRequest {
+            sequence,
+            call_id: "gemini_call_0",
+            tool_name: tool,
+            effect,
+            arguments: args,
+        };
+        assert_eq!(exec.admit(&request), Admission::Run, "{tool} {args}");
+        assert_eq!(
+            exec.observe(sequence, Some(succeeded()), Some(&json!(sequence))),
+            Decision::Continue
+        );
+    }
+    let diag = exec.diagnostics();
+    assert_eq!(diag.counters.admissions, 4);
+    assert_eq!(diag.counters.observations, 4);
+    assert_eq!(diag.counters.skipped_calls, 0);
+    assert_eq!(diag.recovery_attempts_used, 0);
+    // A sequence number is one call: admitting it again is a replay.
+    let again = ToolCallRequest {
+        sequence: 2,
+        call_id: "other",
+        tool_name: "read_artifact",
+        effect: Effect::Read,
+        arguments: &json!({"id": "A43"}),
+    };
+    assert!(matches!(exec.admit(&again), Admission::Skip { .. }));
+    // Observations carry the ids the loop gave.
+    let FinalDecision::Check(request) = exec.final_candidate("done", &common::view(), None) else {
+        panic!("expected a check");
+    };
+    assert!(
+        request
+            .packet
+            .observations
+            .iter()
+            .all(|o| o.call_id == "gemini_call_0")
+    );
 }

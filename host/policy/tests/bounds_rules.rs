@@ -50,7 +50,7 @@ fn signature_bound_stops_next_dispatch() {
             exec.admit(&call(&id, "get", Effect::Read, &args)),
             Admission::Run
         );
-        exec.observe(&id, Some(succeeded()), Some(&json!(i)));
+        exec.observe(common::seq(&id), Some(succeeded()), Some(&json!(i)));
     }
     let args = json!({ "n": 0 });
     assert!(matches!(
@@ -72,7 +72,7 @@ fn observation_bound_stops_next_dispatch() {
             exec.admit(&call(id, "get", Effect::Read, &args)),
             Admission::Run
         );
-        exec.observe(id, Some(succeeded()), Some(&json!(id)));
+        exec.observe(common::seq(id), Some(succeeded()), Some(&json!(id)));
     }
     assert!(matches!(
         exec.admit(&call("c", "get", Effect::Read, &args)),
@@ -99,7 +99,7 @@ fn failure_identity_bound_caps_tracking() {
     }
     for i in 0..3 {
         exec.observe(
-            &format!("c{i}"),
+            common::seq(&format!("c{i}")),
             Some(failed(FailureKind::Execution, true)),
             None,
         );
@@ -115,7 +115,11 @@ fn failure_identity_bound_caps_tracking() {
     let args = json!({ "n": 1 });
     for id in ["a", "b"] {
         exec.admit(&call(id, "get", Effect::Read, &args));
-        exec.observe(id, Some(failed(FailureKind::Execution, true)), None);
+        exec.observe(
+            common::seq(id),
+            Some(failed(FailureKind::Execution, true)),
+            None,
+        );
     }
     assert_eq!(exec.diagnostics().counters.failure_identities, 1);
 }
@@ -131,15 +135,46 @@ fn failure_identity_bound_stops_next_dispatch() {
         let args = json!({ "n": i });
         let id = format!("c{i}");
         exec.admit(&call(&id, "get", Effect::Read, &args));
-        exec.observe(&id, Some(failed(FailureKind::Execution, true)), None);
+        exec.observe(
+            common::seq(&id),
+            Some(failed(FailureKind::Execution, true)),
+            None,
+        );
     }
     let args = json!({ "n": 7 });
     assert!(matches!(
         exec.admit(&call("c7", "get", Effect::Read, &args)),
         Admission::Stop { .. }
     ));
-    assert_eq!(exec.diagnostics().reason, Some(StopReason::TrackingBound));
+    // Two distinct failures filled the failure identities (and, since each
+    // is an observation, the observations): the specific bound is named.
+    bound_stop(&exec, TrackingBound::FailureIdentities);
+    assert_eq!(exec.diagnostics().counters.failure_identities, 2);
+    assert_eq!(
+        serde_json::to_value(exec.diagnostics().tracking_bound).unwrap(),
+        json!("failure_identities")
+    );
     assert!(matches!(exec.begin_turn(), Turn::Stop { .. }));
+    // The same failure twice is one identity: then observations is the bound.
+    let mut exec = start(&LoopPolicy {
+        max_observations: 2,
+        max_recovery_attempts: 10,
+        ..LoopPolicy::default()
+    });
+    let args = json!({ "n": 1 });
+    for id in ["a", "b"] {
+        exec.admit(&call(id, "get", Effect::Read, &args));
+        exec.observe(
+            common::seq(id),
+            Some(failed(FailureKind::Execution, true)),
+            None,
+        );
+    }
+    assert!(matches!(
+        exec.admit(&call("c", "get", Effect::Read, &json!({ "n": 2 }))),
+        Admission::Stop { .. }
+    ));
+    bound_stop(&exec, TrackingBound::Observations);
 }
 
 #[test]
@@ -154,7 +189,7 @@ fn reaching_a_bound_stops_the_next_turn() {
         exec.admit(&call("a", "get", Effect::Read, &args)),
         Admission::Run
     );
-    exec.observe("a", Some(succeeded()), Some(&json!(1)));
+    exec.observe(common::seq("a"), Some(succeeded()), Some(&json!(1)));
     assert_eq!(
         exec.begin_turn(),
         Turn::Stop {

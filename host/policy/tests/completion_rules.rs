@@ -136,6 +136,7 @@ fn invalid_verdict_is_a_checker_error() {
 fn checker_timeout_stops_sanitized() {
     for (error, kind) in [
         (CheckerError::Timeout, CheckerErrorKind::Timeout),
+        (CheckerError::OutOfFuel, CheckerErrorKind::OutOfFuel),
         (
             CheckerError::Failed("db password=hunter2".into()),
             CheckerErrorKind::Failed,
@@ -188,7 +189,7 @@ fn late_verdict_cannot_confirm() {
         stopped.admit(&call("w", "send", Effect::Write, &args)),
         Admission::Run
     );
-    stopped.observe("w", None, None);
+    stopped.observe(common::seq("w"), None, None);
     assert_eq!(
         stopped.completion_verdict(pending.ticket, &view(), Ok(verdict(true, None))),
         CheckDecision::Ignored

@@ -10,6 +10,7 @@ use verdict_policy::{
 
 fn delivery<'a>(id: &'a str, admitted: Option<Effect>, receipt: Option<Effect>) -> Delivery<'a> {
     Delivery {
+        sequence: None,
         call_id: id,
         tool_name: "send_report",
         admitted_effect: admitted,
@@ -28,10 +29,19 @@ fn settlements_are_deduplicated() {
         exec.admit(&call("c1", "fetch", Effect::Read, &args)),
         Admission::Run
     );
-    exec.observe("c1", Some(failed(FailureKind::Execution, true)), None);
+    exec.observe(
+        common::seq("c1"),
+        Some(failed(FailureKind::Execution, true)),
+        None,
+    );
     // The same settlement again, and a redelivery of it, count once.
-    exec.observe("c1", Some(failed(FailureKind::Execution, true)), None);
+    exec.observe(
+        common::seq("c1"),
+        Some(failed(FailureKind::Execution, true)),
+        None,
+    );
     let mut again = delivery("c1", Some(Effect::Read), None);
+    again.sequence = Some(common::seq("c1"));
     again.outcome = Some(failed(FailureKind::Execution, true));
     exec.import_delivery(&again);
     let diag = exec.diagnostics();
@@ -39,7 +49,7 @@ fn settlements_are_deduplicated() {
     assert_eq!(diag.counters.observations, 1);
     // A settlement for a call never admitted is ignored.
     assert_eq!(
-        exec.observe("ghost", Some(succeeded()), None),
+        exec.observe(common::seq("ghost"), Some(succeeded()), None),
         Decision::Continue
     );
     assert_eq!(exec.diagnostics().counters.observations, 1);

@@ -5,7 +5,8 @@ mod common;
 use common::{call, start, turn, view, with_completion};
 use serde_json::{Value, json};
 use verdict_policy::{
-    CheckDecision, Effect, FinalDecision, LoopDiagnostics, LoopPolicy, Phase, StopReason, Verdict,
+    CheckDecision, CheckerError, CheckerErrorKind, Effect, FinalDecision, LoopDiagnostics,
+    LoopPolicy, Phase, StopReason, Verdict,
 };
 
 #[test]
@@ -38,6 +39,20 @@ fn diagnostics_serialize_as_the_spec_names_them() {
     for (reason, name) in reasons {
         assert_eq!(names(serde_json::to_value(reason).unwrap()), name);
     }
+    // Checker error classes: fuel exhaustion is not a timeout.
+    let kinds = [
+        (CheckerErrorKind::Timeout, "timeout"),
+        (CheckerErrorKind::OutOfFuel, "out_of_fuel"),
+        (CheckerErrorKind::Cancelled, "cancelled"),
+        (CheckerErrorKind::Failed, "failed"),
+        (CheckerErrorKind::InvalidVerdict, "invalid_verdict"),
+        (CheckerErrorKind::InvalidProgressKey, "invalid_progress_key"),
+        (CheckerErrorKind::PacketTooLarge, "packet_too_large"),
+    ];
+    for (kind, name) in kinds {
+        assert_eq!(names(serde_json::to_value(kind).unwrap()), name);
+    }
+    assert_eq!(CheckerError::OutOfFuel.kind(), CheckerErrorKind::OutOfFuel);
     // A full snapshot round-trips through JSON.
     let mut exec = start(&with_completion(LoopPolicy::default()));
     turn(&mut exec);

@@ -120,7 +120,7 @@ proptest! {
                     if !calls.is_empty() {
                         let id = &calls[call as usize % calls.len()];
                         let value = json!({ "r": result });
-                        exec.observe(id, outcome(kind), Some(&value));
+                        exec.observe(common::seq(id), outcome(kind), Some(&value));
                     }
                 }
                 Event::Turn => {

@@ -52,12 +52,16 @@ fn last_hundred_observations_without_arguments() {
         );
         if i % 2 == 0 {
             exec.observe(
-                &id,
+                common::seq(&id),
                 Some(common::succeeded()),
                 Some(&json!({"body": format!("result-{i}")})),
             );
         } else {
-            exec.observe(&id, Some(failed(FailureKind::Execution, true)), None);
+            exec.observe(
+                common::seq(&id),
+                Some(failed(FailureKind::Execution, true)),
+                None,
+            );
         }
     }
     let p = packet(&mut exec, "done", None);
@@ -104,7 +108,7 @@ fn packet_never_exceeds_one_mib() {
         let args = json!({ "n": i });
         let id = format!("{i}-{}", "c".repeat(8 * 1024));
         exec.admit(&call(&id, "fetch", Effect::Read, &args));
-        exec.observe(&id, Some(common::succeeded()), Some(&json!(i)));
+        exec.observe(common::seq(&id), Some(common::succeeded()), Some(&json!(i)));
     }
     let state = TaskStateSnapshot {
         host_scope: "t".into(),

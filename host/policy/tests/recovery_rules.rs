@@ -5,8 +5,8 @@ mod common;
 use common::{call, failed, start, turn};
 use serde_json::json;
 use verdict_policy::{
-    Admission, Decision, Effect, FailureKind, LoopPolicy, Phase, PolicyExecution, RecoveryTrigger,
-    StopReason, Turn,
+    Admission, CheckDecision, Decision, Effect, FailureKind, FinalDecision, LoopPolicy, Phase,
+    PolicyExecution, RecoveryTrigger, StopReason, Turn, Verdict,
 };
 
 fn fail(exec: &mut PolicyExecution, id: &str, n: u32) -> Decision {
@@ -15,7 +15,11 @@ fn fail(exec: &mut PolicyExecution, id: &str, n: u32) -> Decision {
         exec.admit(&call(id, "fetch", Effect::Read, &args)),
         Admission::Run
     );
-    exec.observe(id, Some(failed(FailureKind::Execution, true)), None)
+    exec.observe(
+        common::seq(id),
+        Some(failed(FailureKind::Execution, true)),
+        None,
+    )
 }
 
 #[test]
@@ -88,4 +92,35 @@ fn iteration_bound_stops_before_the_extra_turn() {
     let diag = exec.diagnostics();
     assert_eq!(diag.counters.iterations, 2);
     assert_eq!(diag.phase, Phase::Stopped);
+}
+
+#[test]
+fn feedback_queued_before_a_final_candidate_shares_its_attempt() {
+    let mut exec = start(&common::with_completion(LoopPolicy {
+        max_recovery_attempts: 1,
+        ..LoopPolicy::default()
+    }));
+    assert_eq!(turn(&mut exec), None);
+    // A failure (e.g. in the batch that ended with a tool-induced stop)
+    // charges the turn's attempt; then the final candidate is checked.
+    assert_eq!(fail(&mut exec, "a", 1), Decision::Continue);
+    assert_eq!(exec.diagnostics().recovery_attempts_used, 1);
+    let FinalDecision::Check(request) = exec.final_candidate("done", &common::view(), None) else {
+        panic!("expected a check");
+    };
+    let verdict = Verdict {
+        complete: false,
+        reason: None,
+        feedback: Some("Fetch the rows first.".into()),
+    };
+    assert_eq!(
+        exec.completion_verdict(request.ticket, &common::view(), Ok(verdict)),
+        CheckDecision::Continue
+    );
+    assert_eq!(exec.diagnostics().recovery_attempts_used, 1);
+    // One feedback turn carries both: the charged failure reaches the model.
+    let feedback = turn(&mut exec).expect("feedback");
+    assert!(feedback.contains("fetch"), "{feedback}");
+    assert!(feedback.contains("Fetch the rows first."), "{feedback}");
+    assert_eq!(exec.diagnostics().recovery_attempts_used, 1);
 }

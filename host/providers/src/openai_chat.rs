@@ -302,6 +302,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_missing_or_empty_call_id_is_empty() {
+        for call in [
+            r#"{"type":"function","function":{"name":"f","arguments":"{}"}}"#,
+            r#"{"id":"","type":"function","function":{"name":"f","arguments":"{}"}}"#,
+        ] {
+            let body = format!(
+                r#"{{"choices":[{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{call}]}},"finish_reason":"tool_calls"}}]}}"#
+            );
+            let response = decode_response(body.as_bytes());
+            let Ok(response) = response else {
+                panic!("{call}: {response:?}")
+            };
+            assert_eq!(response.tool_calls[0].id, "", "{call}");
+        }
+    }
+
+    #[test]
     fn a_repeated_tool_name_is_not_doubled() {
         let mut decoder = ChatStreamDecoder::new();
         let mut out = Vec::new();

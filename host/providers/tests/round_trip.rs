@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{call, calls_of, connector, text_of};
+use common::{call, calls_of, connector, expected_id, text_of, wire_id};
 use serde_json::json;
 use verdict_providers::fake::{FakeProvider, Matcher, Reply, Script, ScriptedCall, Turn};
 use verdict_providers::{
@@ -104,7 +104,11 @@ async fn single_and_parallel_tool_calls() {
         let (one, events) = call(&model, &request(), stream).await.unwrap();
         assert_eq!(one.finish_reason, FinishReason::ToolCalls, "{ctx}");
         assert_eq!(one.tool_calls.len(), 1, "{ctx}");
-        assert_eq!(one.tool_calls[0].id, "call_paris", "{ctx}");
+        assert_eq!(
+            one.tool_calls[0].id,
+            expected_id(p, "call_paris", 0),
+            "{ctx}"
+        );
         assert_eq!(
             one.tool_calls[0].arguments,
             json!({"city": "Paris"}),
@@ -115,8 +119,15 @@ async fn single_and_parallel_tool_calls() {
         }
         let (two, events) = call(&model, &request(), stream).await.unwrap();
         assert_eq!(two.text.as_deref(), Some("Checking both."), "{ctx}");
-        let ids: Vec<_> = two.tool_calls.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["call_paris", "call_rome"], "{ctx}");
+        let ids: Vec<_> = two.tool_calls.iter().map(|c| c.id.clone()).collect();
+        assert_eq!(
+            ids,
+            [
+                expected_id(p, "call_paris", 0),
+                expected_id(p, "call_rome", 1)
+            ],
+            "{ctx}"
+        );
         assert_eq!(two.tool_calls[1].arguments, calls[1].arguments, "{ctx}");
         if stream {
             assert_eq!(calls_of(&events).len(), 2, "{ctx}");
@@ -135,7 +146,7 @@ async fn tool_results_are_sent_back() {
         let fake = FakeProvider::start(Script::new(vec![
             Turn::tool_call("call_1", "get_weather", json!({"city": "Paris"})),
             Turn::text("It is sunny.").when(Matcher::LastIsToolResult {
-                call_id: "call_1".into(),
+                call_id: wire_id(p, "call_1").into(),
             }),
         ]))
         .await
@@ -155,7 +166,7 @@ async fn tool_results_are_sent_back() {
         let sent = fake.requests()[1].request.clone().unwrap();
         match sent.messages.last() {
             Some(Message::ToolResult(r)) => {
-                assert_eq!(r.call_id, "call_1", "{ctx}");
+                assert_eq!(r.call_id, wire_id(p, "call_1"), "{ctx}");
                 assert_eq!(r.name, "get_weather", "{ctx}");
                 assert_eq!(r.content, "{\"sky\":\"sunny\"}", "{ctx}");
             }
@@ -200,7 +211,11 @@ async fn arguments_split_into_one_character_events() {
             .unwrap();
         let (r, events) = call(&connector(&fake, p), &request(), true).await.unwrap();
         assert_eq!(r.tool_calls[0].arguments, args, "{p:?}");
-        assert_eq!(calls_of(&events)[0].id, "call_split", "{p:?}");
+        assert_eq!(
+            calls_of(&events)[0].id,
+            expected_id(p, "call_split", 0),
+            "{p:?}"
+        );
     }
 }
 

@@ -56,7 +56,8 @@ impl CheckerTotals {
 impl From<CheckError> for CheckerError {
     fn from(error: CheckError) -> Self {
         match error {
-            CheckError::Timeout { .. } | CheckError::OutOfFuel { .. } => CheckerError::Timeout,
+            CheckError::Timeout { .. } => CheckerError::Timeout,
+            CheckError::OutOfFuel { .. } => CheckerError::OutOfFuel,
             CheckError::Cancelled => CheckerError::Cancelled,
             CheckError::InvalidVerdict(e) => CheckerError::InvalidVerdict(e),
             CheckError::InvalidProgressKey { chars } => CheckerError::ProgressKeyTooLong { chars },

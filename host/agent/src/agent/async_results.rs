@@ -54,12 +54,13 @@ impl AsyncDelivery {
         )
     }
 
-    /// The policy engine's view of it, under `key`: the plain call id for a
-    /// settlement of the receiving execution's own call, the identity
-    /// otherwise.
-    pub(crate) fn as_policy<'a>(&'a self, key: &'a str) -> Delivery<'a> {
+    /// The policy engine's view of it: with `sequence`, a settlement of the
+    /// receiving execution's own call (`key` is its call id); without, a
+    /// call of another execution (`key` is the delivery identity).
+    pub(crate) fn as_policy<'a>(&'a self, sequence: Option<u64>, key: &'a str) -> Delivery<'a> {
         let executed = self.receipt.is_some();
         Delivery {
+            sequence,
             call_id: key,
             tool_name: &self.tool_name,
             admitted_effect: self.admitted_effect,
@@ -145,12 +146,31 @@ impl AsyncQueue {
         });
     }
 
-    /// Queues a delivery; false when its call id was already delivered.
-    pub(crate) fn deliver(&mut self, delivery: AsyncDelivery) -> bool {
+    /// Queues a delivery; false when its identity was already delivered.
+    pub(crate) fn deliver(&mut self, mut delivery: AsyncDelivery) -> bool {
+        let legacy = delivery.identity();
+        if self.delivered.contains(&legacy) {
+            return false;
+        }
+        if self.adopt(&mut delivery) {
+            // Remember the legacy identity too: a repeat of it is this call.
+            self.remember(legacy);
+        }
         let identity = delivery.identity();
         if self.delivered.contains(&identity) {
             return false;
         }
+        self.remember(identity);
+        self.awaited.retain(|a| {
+            a.call.id != delivery.call_id
+                || delivery.execution_id.as_deref() != Some(a.execution_id.as_str())
+        });
+        self.arrived.push_back(delivery);
+        true
+    }
+
+    /// Records a delivered identity (the latest [`MAX_REMEMBERED`] are kept).
+    fn remember(&mut self, identity: String) {
         if self.delivered_order.len() == MAX_REMEMBERED
             && let Some(oldest) = self.delivered_order.pop_front()
         {
@@ -158,11 +178,33 @@ impl AsyncQueue {
         }
         self.delivered.insert(identity.clone());
         self.delivered_order.push_back(identity);
-        self.awaited.retain(|a| {
-            a.call.id != delivery.call_id
-                || delivery.execution_id.as_deref() != Some(a.execution_id.as_str())
-        });
-        self.arrived.push_back(delivery);
+    }
+
+    /// A legacy delivery (no origin execution) whose call id is that of
+    /// exactly one call still awaited is that call's result: it takes the
+    /// call's origin and the admission metadata it lacks, so the handle
+    /// settling later is a repeat, not a second import. (With several
+    /// awaited calls under that id it cannot be attributed and stays
+    /// legacy.) Returns whether it was adopted.
+    fn adopt(&self, delivery: &mut AsyncDelivery) -> bool {
+        if delivery.execution_id.is_some() {
+            return false;
+        }
+        let mut matching = self
+            .awaited
+            .iter()
+            .filter(|a| a.call.id == delivery.call_id);
+        let (Some(awaited), None) = (matching.next(), matching.next()) else {
+            return false;
+        };
+        delivery.execution_id = Some(awaited.execution_id.clone());
+        delivery.admitted_effect.get_or_insert(awaited.effect);
+        if delivery.arguments.is_none() {
+            delivery.arguments = Some(awaited.call.arguments.clone());
+        }
+        if delivery.receipt.is_none() {
+            delivery.receipt.clone_from(&awaited.receipt);
+        }
         true
     }
 

@@ -13,7 +13,7 @@ use super::managed::Managed;
 use super::options::RunOptions;
 use super::response::AgentResponse;
 use super::run::Progress;
-use crate::error::AgentError;
+use crate::error::RunError;
 
 impl Agent {
     /// Continues after a `pending_async` stop (or any time async results
@@ -28,7 +28,7 @@ impl Agent {
     pub async fn continue_with_async_results(
         &self,
         mut options: RunOptions,
-    ) -> Result<AgentResponse, AgentError> {
+    ) -> Result<AgentResponse, RunError> {
         let lease = Lease::take(&self.inner.lease)?;
         if options.budget.is_none() {
             options.budget = self.state().budget.clone();

@@ -5,7 +5,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use verdict_policy::LoopDiagnostics;
 
 use super::response::AgentResponse;
-use crate::error::AgentError;
+use crate::error::RunError;
 use crate::tools::SettledCall;
 
 /// One event of a streamed run.
@@ -38,8 +38,8 @@ pub enum AgentEvent {
     },
     /// The run finished; always the last event.
     ResponseComplete(Box<AgentResponse>),
-    /// The run failed; always the last event.
-    Failed(AgentError),
+    /// The run failed (with what had settled); always the last event.
+    Failed(RunError),
 }
 
 /// Where the loop sends events.

@@ -59,11 +59,11 @@ impl Agent {
             .as_deref()
             .map(|r| format!(": {r}"))
             .unwrap_or_default();
-        progress.messages.push(Message::user(format!(
+        let instruction = format!(
             "{SUSPENDED_LABEL} This execution is suspended (correlation id {}){because}. \
              Reply to the user with a brief status; no tools are available.",
             signal.correlation_id
-        )));
+        );
         progress.suspension = Some(SuspendedRun {
             correlation_id: signal.correlation_id,
             reason: signal.reason,
@@ -72,7 +72,7 @@ impl Agent {
         // Tool calls in a wrap-up are not run (and not kept, so the
         // tool-call/result protocol stays whole).
         progress.output = self
-            .tool_free_call(progress, binding, ctx, options, events, None)
+            .tool_free_call(progress, binding, ctx, options, events, instruction, None)
             .await?;
         Ok(RunStatus::Completed)
     }
@@ -90,7 +90,6 @@ impl Agent {
         events: &Events,
         instruction: String,
     ) -> Result<String, AgentError> {
-        progress.messages.push(Message::user(instruction));
         let text = self
             .tool_free_call(
                 progress,
@@ -98,6 +97,7 @@ impl Agent {
                 ctx,
                 options,
                 events,
+                instruction,
                 options.output_schema.clone(),
             )
             .await?;
@@ -105,9 +105,13 @@ impl Agent {
         Ok(text)
     }
 
-    /// One tool-free model call on the conversation so far, counted by the
-    /// budget; its text is appended as an assistant message (any tool calls
-    /// in it are neither run nor kept) and returned.
+    /// One tool-free model call on the conversation so far plus
+    /// `instruction` (a labelled user message), counted by the budget. Only
+    /// when it answers are the instruction and the answer's text (as an
+    /// assistant message; any tool calls in it are neither run nor kept)
+    /// appended, so a failed call leaves no unanswered host message behind.
+    /// Returns the text.
+    #[allow(clippy::too_many_arguments)]
     async fn tool_free_call(
         &self,
         progress: &mut Progress,
@@ -115,12 +119,16 @@ impl Agent {
         ctx: &CallContext,
         options: &RunOptions,
         events: &Events,
+        instruction: String,
         output_schema: Option<OutputSchema>,
     ) -> Result<String, AgentError> {
+        let instruction = Message::user(instruction);
+        let mut messages = progress.messages.clone();
+        messages.push(instruction.clone());
         let request = ModelRequest {
             model: binding.model_name.clone(),
             instructions: self.inner.instructions.clone(),
-            messages: progress.messages.clone(),
+            messages,
             tools: Vec::new(),
             tool_choice: ToolChoice::None,
             output_schema,
@@ -132,6 +140,7 @@ impl Agent {
             .map_err(|e| provider_error(e, options))?;
         add_usage(&mut progress.usage, &response.usage);
         let text = response.text.unwrap_or_default();
+        progress.messages.push(instruction);
         progress.messages.push(Message::Assistant {
             text: Some(text.clone()),
             tool_calls: Vec::new(),

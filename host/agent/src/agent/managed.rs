@@ -3,6 +3,7 @@
 //! the policy engine, so `run` (and any future `stream`) share one decision
 //! path.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -49,6 +50,11 @@ pub(crate) struct Managed {
     identity: Identity,
     checker_timeout: Duration,
     slot: DiagnosticsSlot,
+    /// The admission sequence number of each admitted call, by its call id
+    /// (unique within the execution: see `call_ids.rs`).
+    admitted: HashMap<String, u64>,
+    /// Sequence numbers given so far.
+    sequences: u64,
 }
 
 /// A checker's answer.
@@ -71,6 +77,8 @@ impl Managed {
             identity,
             checker_timeout,
             slot,
+            admitted: HashMap::new(),
+            sequences: 0,
         };
         managed.publish();
         managed
@@ -110,53 +118,66 @@ impl Managed {
         turn
     }
 
-    /// Before a tool dispatch, with the arguments that will run.
+    /// Before a tool dispatch, with the arguments that will run. The call
+    /// gets the next sequence number of the execution: its admission
+    /// identity, with its action.
     pub(crate) fn admit(&mut self, call: &ToolCall, effect: verdict_policy::Effect) -> Admission {
+        self.sequences += 1;
+        let sequence = self.sequences;
         let admission = self.exec.admit(&ToolCallRequest {
+            sequence,
             call_id: &call.id,
             tool_name: &call.name,
             effect,
             arguments: &call.arguments,
         });
+        if admission == Admission::Run {
+            self.admitted.insert(call.id.clone(), sequence);
+        }
         self.publish();
         admission
     }
 
-    /// After an admitted call settled.
+    /// After an admitted call settled (a call never admitted is ignored).
     pub(crate) fn observe(&mut self, settled: &SettledCall) -> Decision {
-        let decision = self.exec.observe(
-            &settled.call.id,
-            Some(settled.policy_outcome()),
-            settled.value(),
-        );
+        let Some(&sequence) = self.admitted.get(&settled.call.id) else {
+            return Decision::Continue;
+        };
+        let decision = self
+            .exec
+            .observe(sequence, Some(settled.policy_outcome()), settled.value());
         self.publish();
         decision
     }
 
     /// Imports a delivered async result.
     pub(crate) fn import(&mut self, delivery: &AsyncDelivery) -> Decision {
-        let key = self.key(delivery);
-        let decision = self.exec.import_delivery(&delivery.as_policy(&key));
+        let (sequence, key) = self.key(delivery);
+        let decision = self
+            .exec
+            .import_delivery(&delivery.as_policy(sequence, &key));
         self.publish();
         decision
     }
 
     /// Registers an async result still awaited (outstanding until imported).
     pub(crate) fn expect(&mut self, delivery: &AsyncDelivery) {
-        let key = self.key(delivery);
-        self.exec.expect_delivery(&delivery.as_policy(&key));
+        let (sequence, key) = self.key(delivery);
+        self.exec
+            .expect_delivery(&delivery.as_policy(sequence, &key));
     }
 
-    /// The engine's call id of a delivery: the plain id for this
-    /// execution's own call (a same-run settlement), the delivery identity
-    /// for a call of another execution (so a reused call id is not taken
-    /// for one of ours).
-    fn key(&self, delivery: &AsyncDelivery) -> String {
-        if delivery.execution_id.as_deref() == Some(self.exec.execution_id()) {
-            delivery.call_id.clone()
-        } else {
-            delivery.identity()
+    /// How the engine knows a delivery: this execution's own call (a
+    /// same-run settlement) by its admission sequence number; a call of
+    /// another execution by the delivery identity (origin execution and
+    /// call id), so a reused provider id is never taken for one of ours.
+    fn key(&self, delivery: &AsyncDelivery) -> (Option<u64>, String) {
+        if delivery.execution_id.as_deref() == Some(self.exec.execution_id())
+            && let Some(&sequence) = self.admitted.get(&delivery.call_id)
+        {
+            return (Some(sequence), delivery.call_id.clone());
         }
+        (None, delivery.identity())
     }
 
     /// After a tool batch: samples the progress key when configured.
@@ -210,7 +231,13 @@ impl Managed {
         let mut restarts = 0;
         loop {
             let kind = request.ticket.kind;
-            let answer = self.run_checker(&request, cancel).await;
+            let Some(answer) = self.run_checker(&request, cancel).await else {
+                // The run was cancelled: the check is withdrawn, not a
+                // checker error; the run ends on its cancellation path with
+                // the diagnostics as they were.
+                self.exec.cancel_check(request.ticket);
+                return CheckDecision::Ignored;
+            };
             let view = if restarts < MAX_SCOPE_RESTARTS {
                 self.view(kind)
             } else {
@@ -241,8 +268,12 @@ impl Managed {
     }
 
     /// Runs the captured checker on a blocking thread, within the checker
-    /// deadline and the run's cancellation.
-    async fn run_checker(&self, request: &CheckRequest, cancel: &CancellationToken) -> Answer {
+    /// deadline; `None` when the run is cancelled first.
+    async fn run_checker(
+        &self,
+        request: &CheckRequest,
+        cancel: &CancellationToken,
+    ) -> Option<Answer> {
         let kind = request.ticket.kind;
         let packet = request.packet.clone();
         let task = match kind {
@@ -250,23 +281,23 @@ impl Managed {
                 Some(checker) => {
                     tokio::task::spawn_blocking(move || Answer::Verdict(checker.check(&packet)))
                 }
-                None => return failed(kind, "no completion checker"),
+                None => return Some(failed(kind, "no completion checker")),
             },
             CheckKind::Progress => match self.exec.progress_checker() {
                 Some(checker) => {
                     tokio::task::spawn_blocking(move || Answer::Key(checker.progress_key(&packet)))
                 }
-                None => return failed(kind, "no progress checker"),
+                None => return Some(failed(kind, "no progress checker")),
             },
         };
         tokio::select! {
             biased;
-            () = cancel.cancelled() => error(kind, CheckerError::Cancelled),
-            joined = tokio::time::timeout(self.checker_timeout, task) => match joined {
+            () = cancel.cancelled() => None,
+            joined = tokio::time::timeout(self.checker_timeout, task) => Some(match joined {
                 Err(_) => error(kind, CheckerError::Timeout),
                 Ok(Err(_join)) => failed(kind, "the checker panicked"),
                 Ok(Ok(answer)) => answer,
-            },
+            }),
         }
     }
 }

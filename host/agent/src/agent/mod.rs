@@ -4,6 +4,7 @@
 mod async_results;
 mod batch;
 mod builder;
+mod call_ids;
 mod continuation;
 mod direct;
 mod events;

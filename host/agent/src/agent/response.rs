@@ -23,7 +23,9 @@ pub enum RunStatus {
 /// The result of [`crate::Agent::run`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentResponse {
-    /// The last text the model produced.
+    /// The final answer: the last final candidate judged (the text the
+    /// completion checker saw, uncut), or, when the run stopped before one,
+    /// the last text the model produced.
     pub output_text: String,
     /// Every tool call of the run, settled, in order.
     pub tool_calls: Vec<SettledCall>,

@@ -12,6 +12,7 @@ use verdict_providers::{
 
 use super::Agent;
 use super::batch::run_batch;
+use super::call_ids::CallIds;
 use super::events::{AgentEvent, Events};
 use super::finish::{format_instruction, repair_instruction, schema_error, structured};
 use super::lease::Lease;
@@ -19,7 +20,7 @@ use super::managed::{FinalOutcome, Identity, Managed};
 use super::options::{BUDGET_SPENT, PolicyChoice, RunOptions};
 use super::response::{AgentResponse, RunStatus, SuspendedRun};
 use super::routing::{Binding, RouteDiagnostics};
-use crate::error::AgentError;
+use crate::error::{AgentError, RunError, SettledRun};
 use crate::tools::SettledCall;
 
 /// Retries of an empty model answer (no text, no tool calls) per turn.
@@ -43,6 +44,8 @@ pub(super) struct Progress {
     pub(super) suspension: Option<SuspendedRun>,
     /// The execution's id (the origin of its async results).
     pub(super) execution_id: String,
+    /// The call ids given so far (unique within the execution).
+    pub(super) call_ids: CallIds,
 }
 
 impl Agent {
@@ -58,11 +61,14 @@ impl Agent {
     /// message after the tool results. On every return (errors included)
     /// the settled conversation, tool results included, is committed to the
     /// agent's conversation.
+    ///
+    /// A failed run ([`RunError`]) still carries what settled before the
+    /// failure: tool calls that ran, usage, turns and the diagnostics.
     pub async fn run(
         &self,
         input: impl Into<String>,
         options: RunOptions,
-    ) -> Result<AgentResponse, AgentError> {
+    ) -> Result<AgentResponse, RunError> {
         let lease = Lease::take(&self.inner.lease)?;
         self.execute(lease, Some(input.into()), options, &Events::none())
             .await
@@ -75,7 +81,7 @@ impl Agent {
         input: Option<String>,
         options: RunOptions,
         events: &Events,
-    ) -> Result<AgentResponse, AgentError> {
+    ) -> Result<AgentResponse, RunError> {
         let inner = &self.inner;
         let policy = match &options.policy {
             PolicyChoice::Inherit => inner.policy.as_ref(),
@@ -107,7 +113,8 @@ impl Agent {
                     policy,
                     execution_id.clone(),
                     Some(inner.max_iterations),
-                )?;
+                )
+                .map_err(AgentError::Policy)?;
                 let identity = Identity {
                     owner: inner.id.clone(),
                     conversation: format!("{}-conversation-{generation}", inner.id),
@@ -133,6 +140,7 @@ impl Agent {
             output: String::new(),
             suspension: None,
             execution_id,
+            call_ids: CallIds::default(),
         };
         if let Some(input) = input {
             progress.messages.push(Message::user(input));
@@ -156,14 +164,33 @@ impl Agent {
             }
             state.budget.clone_from(&options.budget);
         }
+        let r#loop = managed.map(|m| m.diagnostics());
+        let status = match status {
+            Ok(status) => status,
+            Err(error) => {
+                return Err(RunError {
+                    error,
+                    settled: Some(Box::new(SettledRun {
+                        output_text: progress.output,
+                        tool_calls: progress.tool_calls,
+                        usage: progress.usage,
+                        iterations: progress.iterations,
+                        r#loop,
+                        route,
+                        suspension: progress.suspension,
+                        execution_id: progress.execution_id,
+                    })),
+                });
+            }
+        };
         let structured_output = schema.and_then(|s| structured(&s, &progress.output));
         Ok(AgentResponse {
             output_text: progress.output,
             tool_calls: progress.tool_calls,
             usage: progress.usage,
-            status: status?,
+            status,
             iterations: progress.iterations,
-            r#loop: managed.map(|m| m.diagnostics()),
+            r#loop,
             route,
             suspension: progress.suspension,
             structured_output,
@@ -217,15 +244,19 @@ impl Agent {
             if let Some(reason) = self.import_async(progress, managed.as_deref_mut(), events) {
                 return Ok(status_for(reason));
             }
+            // Host feedback for this turn: committed with the model's reply,
+            // never alone (a failed call would leave it to the next run as
+            // if it were input).
+            let mut feedback = None;
             match managed.as_deref_mut() {
                 Some(m) => match m.begin_turn() {
                     Turn::Stop { reason } => return Ok(status_for(reason)),
-                    Turn::Proceed { feedback } => {
-                        if let Some(text) = feedback {
+                    Turn::Proceed { feedback: text } => {
+                        if let Some(text) = text {
                             events.emit(|| AgentEvent::LoopNotice {
                                 feedback: text.clone(),
                             });
-                            progress.messages.push(Message::user(text));
+                            feedback = Some(Message::user(text));
                         }
                     }
                 },
@@ -235,10 +266,12 @@ impl Agent {
                 None => {}
             }
             progress.iterations += 1;
+            let mut messages = progress.messages.clone();
+            messages.extend(feedback.clone());
             let request = ModelRequest {
                 model: binding.model_name.clone(),
                 instructions: inner.instructions.clone(),
-                messages: progress.messages.clone(),
+                messages,
                 tools: tools.clone(),
                 tool_choice: Default::default(),
                 output_schema: options.output_schema.clone(),
@@ -261,6 +294,10 @@ impl Agent {
                     .map_err(|e| provider_error(e, options))?;
             }
             add_usage(&mut progress.usage, &response.usage);
+            // From here on a call is known by an id unique in the execution,
+            // on both sides of its call/result pair.
+            progress.call_ids.assign(&mut response.tool_calls);
+            progress.messages.extend(feedback);
             progress.messages.push(Message::from_response(&response));
             let mut text = response.text.clone().unwrap_or_default();
             if !text.is_empty() {
@@ -352,13 +389,14 @@ impl Agent {
                     None => continue,
                 }
             }
-            if let Some(m) = managed.as_deref_mut()
-                && let Some(reason) = m.after_batch(cancel).await
-            {
+            if let Some(m) = managed.as_deref_mut() {
+                let stop = m.after_batch(cancel).await;
                 if cancel.is_cancelled() {
                     return Err(AgentError::Cancelled);
                 }
-                return Ok(status_for(reason));
+                if let Some(reason) = stop {
+                    return Ok(status_for(reason));
+                }
             }
             events.emit(|| AgentEvent::IterationComplete {
                 iteration: progress.iterations,
@@ -377,6 +415,9 @@ impl Agent {
         cancel: &CancellationToken,
         events: &Events,
     ) -> Option<Result<RunStatus, AgentError>> {
+        // The response reports the candidate judged here, whatever text an
+        // earlier turn had.
+        progress.output = text.to_owned();
         if let Some(reason) = self.import_async(progress, managed.as_deref_mut(), events) {
             return Some(Ok(status_for(reason)));
         }

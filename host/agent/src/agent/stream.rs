@@ -43,7 +43,7 @@ impl Agent {
         let lease = match Lease::take(&self.inner.lease) {
             Ok(lease) => lease,
             Err(error) => {
-                let _ = sender.send(AgentEvent::Failed(error));
+                let _ = sender.send(AgentEvent::Failed(error.into()));
                 return AgentStream {
                     events,
                     _cancel_on_drop: None,

@@ -76,21 +76,37 @@ pub fn user_texts(request: &ModelRequest) -> Vec<String> {
         .collect()
 }
 
-/// Checks the tool-call/result protocol: every assistant tool call is
-/// answered by a tool result right after it, in order.
+/// Checks the tool-call/result protocol strictly: the calls of an
+/// assistant message are answered by tool results right after it, one each,
+/// in call order, by id and name; a nonempty call id appears once per
+/// message; no tool result stands anywhere else (an orphan or a duplicate).
 pub fn assert_protocol_whole(messages: &[Message]) {
     let mut i = 0;
     while i < messages.len() {
-        if let Message::Assistant { tool_calls, .. } = &messages[i] {
-            for (k, call) in tool_calls.iter().enumerate() {
-                match messages.get(i + 1 + k) {
-                    Some(Message::ToolResult(r)) => assert_eq!(r.call_id, call.id),
-                    other => panic!("call {} has no result right after it: {other:?}", call.id),
+        match &messages[i] {
+            Message::Assistant { tool_calls, .. } => {
+                let mut ids = std::collections::HashSet::new();
+                for (k, call) in tool_calls.iter().enumerate() {
+                    assert!(
+                        call.id.is_empty() || ids.insert(call.id.as_str()),
+                        "call id {:?} twice in one response",
+                        call.id
+                    );
+                    match messages.get(i + 1 + k) {
+                        Some(Message::ToolResult(r)) => {
+                            assert_eq!(r.call_id, call.id, "result out of order");
+                            assert_eq!(r.name, call.name, "result of another tool");
+                        }
+                        other => panic!("call {} has no result right after it: {other:?}", call.id),
+                    }
                 }
+                i += 1 + tool_calls.len();
             }
-            i += 1 + tool_calls.len();
-        } else {
-            i += 1;
+            Message::ToolResult(r) => panic!(
+                "tool result {:?} ({}) answers no call of the message before it",
+                r.call_id, r.name
+            ),
+            Message::User { .. } => i += 1,
         }
     }
 }

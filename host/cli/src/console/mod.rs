@@ -13,9 +13,9 @@ use crate::outcome;
 use crate::output::{FirstError, Watched};
 use crate::session::{Checkers, Session};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use verdict_agent::RunOptions;
+use std::sync::{Arc, Mutex};
+use verdict_agent::{AgentError, AgentResponse, RunError, RunOptions};
 use verdict_policy::{LoopDiagnostics, LoopPolicy, Phase};
 use verdict_sandbox::VerifierHost;
 
@@ -31,6 +31,31 @@ pub enum PolicySource {
     Off,
 }
 
+/// An execution that ended on the error path (failed or cancelled) before
+/// its loop decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The execution, as its diagnostics name it.
+    pub execution_id: String,
+    /// True when it was cancelled.
+    pub cancelled: bool,
+    /// The error.
+    pub message: String,
+}
+
+impl Failure {
+    /// The failure of `result`'s execution, if it failed after starting.
+    fn of(result: &Result<AgentResponse, RunError>) -> Option<Self> {
+        let error = result.as_ref().err()?;
+        let settled = error.settled.as_ref()?;
+        Some(Self {
+            execution_id: settled.execution_id.clone(),
+            cancelled: error.error == AgentError::Cancelled,
+            message: error.to_string(),
+        })
+    }
+}
+
 /// The console session.
 pub struct Console {
     file: ConfigFile,
@@ -40,6 +65,8 @@ pub struct Console {
     busy: Arc<AtomicBool>,
     running: Option<RunOptions>,
     stdout_failed: FirstError,
+    /// How the latest execution ended, when it failed or was cancelled.
+    failure: Arc<Mutex<Option<Failure>>>,
 }
 
 const BUSY: &str = "refused: an execution is running (allowed only when idle)";
@@ -64,8 +91,10 @@ fn read_policy(path: &Path) -> Result<LoopPolicy, String> {
     Ok(policy)
 }
 
-/// The `/context loop` text of `diag`.
-pub fn context_text(diag: Option<&LoopDiagnostics>) -> String {
+/// The `/context loop` text of `diag`; `failure` is how the latest
+/// execution ended when it failed or was cancelled (it applies when it is
+/// the execution `diag` describes).
+pub fn context_text(diag: Option<&LoopDiagnostics>, failure: Option<&Failure>) -> String {
     let Some(d) = diag else {
         return "no managed execution yet (or the last one ran without a policy)".into();
     };
@@ -74,14 +103,25 @@ pub fn context_text(diag: Option<&LoopDiagnostics>) -> String {
             .map(str::to_owned)
             .unwrap_or_else(|| "none".into())
     };
-    let mut lines = vec![
-        format!("phase: {}", snake(serde_json::json!(d.phase))),
-        format!(
-            "stopping reason: {}",
-            d.reason
-                .map(|r| snake(serde_json::json!(r)))
-                .unwrap_or_else(|| "none (still running)".into())
+    let failure = failure.filter(|f| f.execution_id == d.execution_id);
+    let phase = snake(serde_json::json!(d.phase));
+    let (phase, reason) = match (d.reason, failure) {
+        (Some(reason), _) => (phase, snake(serde_json::json!(reason))),
+        // The execution ended on its error path before the loop decided:
+        // its diagnostics stay as they were, but nothing is running.
+        (None, Some(f)) if f.cancelled => (
+            format!("ended by cancellation (the loop had not decided; it was {phase})"),
+            "none (the execution was cancelled)".to_owned(),
         ),
+        (None, Some(f)) => (
+            format!("ended by an error (the loop had not decided; it was {phase})"),
+            format!("none (the execution failed: {})", f.message),
+        ),
+        (None, None) => (phase, "none (still running)".to_owned()),
+    };
+    let mut lines = vec![
+        format!("phase: {phase}"),
+        format!("stopping reason: {reason}"),
         format!(
             "recovery: {}/{} attempts used",
             d.recovery_attempts_used, d.recovery_attempts_allowed
@@ -96,6 +136,9 @@ pub fn context_text(diag: Option<&LoopDiagnostics>) -> String {
         lines.push(format!(
             "input needed: the verifier still lacks evidence: {feedback}"
         ));
+    }
+    if let (Some(_), Some(f)) = (d.reason, failure) {
+        lines.push(format!("then the execution failed: {}", f.message));
     }
     lines.push(format!("diagnostics: {}", d.to_json()));
     lines.join("\n")
@@ -112,6 +155,7 @@ impl Console {
             busy: Arc::new(AtomicBool::new(false)),
             running: None,
             stdout_failed: FirstError::default(),
+            failure: Arc::default(),
         }
     }
 
@@ -152,6 +196,7 @@ impl Console {
         let _enter = runtime.enter();
         let events = self.session.agent.stream(task, options);
         let busy = self.busy.clone();
+        let failure = self.failure.clone();
         let totals = self.session.totals.clone();
         // The summary reports this execution's checker calls only.
         *totals.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
@@ -166,6 +211,7 @@ impl Console {
         runtime.spawn(async move {
             let mut narrator = Narrator::new(Some(&mut text), &mut notes, "[verdict] ");
             let result = narrator.drive(events).await;
+            *failure.lock().unwrap_or_else(|p| p.into_inner()) = Failure::of(&result);
             let totals = totals.lock().unwrap_or_else(|p| p.into_inner()).clone();
             for line in outcome::summary(&result, &totals) {
                 narrator.note(&line);
@@ -188,7 +234,15 @@ impl Console {
 
     /// `/context loop`.
     pub fn context_loop(&self) -> String {
-        context_text(self.session.agent.loop_diagnostics().as_ref())
+        let failure = self
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        context_text(
+            self.session.agent.loop_diagnostics().as_ref(),
+            failure.as_ref(),
+        )
     }
 
     /// `/policy show`.
@@ -313,5 +367,74 @@ impl Console {
             }
             Err(e) => format!("error: {e} (the previous verifiers stay)"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use verdict_policy::{Counters, StopReason};
+
+    fn diag(phase: Phase, reason: Option<StopReason>) -> LoopDiagnostics {
+        LoopDiagnostics {
+            execution_id: "agent-1-exec-1".into(),
+            phase,
+            reason,
+            status: None,
+            recovery_attempts_used: 1,
+            recovery_attempts_allowed: 2,
+            last_trigger: None,
+            tracking_bound: None,
+            checker_error: None,
+            last_verdict: None,
+            counters: Counters::default(),
+        }
+    }
+
+    fn failure(execution_id: &str, cancelled: bool) -> Failure {
+        Failure {
+            execution_id: execution_id.into(),
+            cancelled,
+            message: if cancelled {
+                "the run was cancelled".into()
+            } else {
+                "model call failed: boom".into()
+            },
+        }
+    }
+
+    #[test]
+    fn a_failed_or_cancelled_execution_is_not_shown_running() {
+        let running = diag(Phase::Recovering, None);
+        let text = context_text(Some(&running), Some(&failure("agent-1-exec-1", false)));
+        assert!(text.starts_with(
+            "phase: ended by an error (the loop had not decided; it was recovering)\n\
+             stopping reason: none (the execution failed: model call failed: boom)\n"
+        ));
+        let text = context_text(Some(&running), Some(&failure("agent-1-exec-1", true)));
+        assert!(text.contains("phase: ended by cancellation"));
+        assert!(text.contains("stopping reason: none (the execution was cancelled)"));
+        for text in [
+            context_text(
+                Some(&diag(Phase::Running, None)),
+                Some(&failure("agent-1-exec-1", true)),
+            ),
+            context_text(
+                Some(&diag(Phase::Running, None)),
+                Some(&failure("agent-1-exec-1", false)),
+            ),
+        ] {
+            assert!(!text.contains("phase: running"), "{text}");
+            assert!(!text.contains("still running"), "{text}");
+        }
+        // A failure of another execution does not apply; a live one runs.
+        let text = context_text(Some(&running), Some(&failure("agent-1-exec-0", true)));
+        assert!(text.contains("phase: recovering\nstopping reason: none (still running)"));
+        // A decided loop keeps its phase and reason; the failure is added.
+        let stopped = diag(Phase::Complete, Some(StopReason::Completed));
+        let text = context_text(Some(&stopped), Some(&failure("agent-1-exec-1", true)));
+        assert!(text.contains("phase: complete\nstopping reason: completed"));
+        assert!(text.contains("then the execution failed: the run was cancelled"));
     }
 }

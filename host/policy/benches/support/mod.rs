@@ -44,6 +44,7 @@ pub fn jcs_crate(value: &Value) -> [u8; 32] {
 
 pub fn policy_call(exec: &mut PolicyExecution, args: &Value, result: &Value) {
     let request = ToolCallRequest {
+        sequence: 1,
         call_id: "call-1",
         tool_name: "update_record",
         effect: Effect::Write,
@@ -57,5 +58,5 @@ pub fn policy_call(exec: &mut PolicyExecution, args: &Value, result: &Value) {
         executed: true,
         result_fingerprint: None,
     };
-    black_box(exec.observe("call-1", Some(outcome), Some(result)));
+    black_box(exec.observe(1, Some(outcome), Some(result)));
 }

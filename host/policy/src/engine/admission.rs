@@ -10,12 +10,20 @@ use crate::feedback;
 use crate::packet::Effect;
 
 use super::observation::Decision;
-use super::state::{CallState, PolicyExecution};
+use super::state::{CallKey, CallState, PolicyExecution};
 
 /// A tool call the model asked for, as the loop is about to dispatch it.
+///
+/// Admission identity is the action (tool name and canonical arguments)
+/// plus `sequence`; the call id only labels the observation. Providers omit,
+/// empty or repeat call ids, so the engine never takes an id for an action.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolCallRequest<'a> {
-    /// The provider's call id.
+    /// The call's number within this execution, assigned by the loop:
+    /// unique per call (a second admission under one number is a replay and
+    /// is skipped). [`PolicyExecution::observe`] settles the call by it.
+    pub sequence: u64,
+    /// The call id its observation carries (the loop's per-execution id).
     pub call_id: &'a str,
     /// The tool's registered name.
     pub tool_name: &'a str,
@@ -52,9 +60,10 @@ impl PolicyExecution {
         if let Some(reason) = self.check_tracking_bounds() {
             return Admission::Stop { reason };
         }
-        if self.calls.contains_key(call.call_id) {
-            // A call id is one call: a second dispatch under it would be a
-            // replay.
+        let key = CallKey::Admitted(call.sequence);
+        if self.calls.contains_key(&key) {
+            // A sequence number is one call: a second dispatch under it
+            // would be a replay.
             self.diag.counters.skipped_calls += 1;
             return Admission::Skip {
                 feedback: feedback::render(&[feedback::duplicate_action(call.tool_name)]),
@@ -98,8 +107,9 @@ impl PolicyExecution {
         self.diag.counters.admissions += 1;
         self.outstanding += 1;
         self.calls.insert(
-            call.call_id.to_owned(),
+            key,
             CallState {
+                call_id: call.call_id.to_owned(),
                 signature,
                 effect: call.effect,
                 settled: false,

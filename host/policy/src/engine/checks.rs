@@ -120,7 +120,10 @@ impl PolicyExecution {
                 reason: self.stop(StopReason::PendingAsync),
             };
         }
-        self.pending_feedback.clear();
+        // Feedback queued since the last turn (a failure in the batch that
+        // ended with a tool-induced stop, an async failure imported just
+        // before this check) stays queued: its attempt is already charged,
+        // so a false verdict joins it in the same feedback turn.
         if self.policy.completion.is_none() {
             self.finish(Phase::Complete, StopReason::AnswerReturned);
             return FinalDecision::Answer;

@@ -8,13 +8,21 @@ use crate::canonical::Fingerprint;
 use crate::packet::{Effect, Outcome};
 
 use super::observation::Decision;
-use super::state::{CallState, PolicyExecution};
+use super::state::{CallKey, CallState, PolicyExecution};
 
 /// An async result delivered to this execution (by a continuation or the
-/// run queue) for a call admitted elsewhere.
+/// run queue): a call admitted elsewhere, or a late settlement of one of
+/// this execution's own calls.
 #[derive(Debug, Clone)]
 pub struct Delivery<'a> {
-    /// The call's id; repeated deliveries of one id are settled once.
+    /// `Some(n)`: the settlement of this execution's own call admitted under
+    /// sequence `n`. `None`: a call admitted elsewhere, identified by
+    /// `call_id`.
+    pub sequence: Option<u64>,
+    /// The id its observation carries. For a call admitted elsewhere it is
+    /// the delivery's identity, which must name the origin too (e.g.
+    /// `exec-3/call_1`): repeated deliveries of one identity are settled
+    /// once, and provider ids repeat across executions.
     pub call_id: &'a str,
     /// The tool's name at invocation.
     pub tool_name: &'a str,
@@ -41,17 +49,18 @@ impl PolicyExecution {
     /// of this execution.
     pub fn import_delivery(&mut self, delivery: &Delivery<'_>) -> Decision {
         self.expect_delivery(delivery);
-        self.observe(delivery.call_id, delivery.outcome.clone(), delivery.result)
+        self.settle(&key(delivery), delivery.outcome.clone(), delivery.result)
     }
 
     /// Registers a call admitted elsewhere whose result has not arrived yet,
     /// so a final candidate stops with `pending_async` until it is imported
     /// (with [`PolicyExecution::import_delivery`]). The effect follows the
     /// same order as an import; the outcome fields are not read. It is not
-    /// an admission of this execution; a call id already known is left as
-    /// it is.
+    /// an admission of this execution; a call already known is left as it
+    /// is.
     pub fn expect_delivery(&mut self, delivery: &Delivery<'_>) {
-        if self.calls.contains_key(delivery.call_id) {
+        let key = key(delivery);
+        if self.calls.contains_key(&key) {
             return;
         }
         let effect = delivery
@@ -63,13 +72,22 @@ impl PolicyExecution {
             .and_then(|args| Fingerprint::of(args).ok())
             .unwrap_or_else(Fingerprint::absent);
         self.calls.insert(
-            delivery.call_id.to_owned(),
+            key,
             CallState {
+                call_id: delivery.call_id.to_owned(),
                 signature: Arc::new((delivery.tool_name.to_owned(), fingerprint)),
                 effect,
                 settled: false,
             },
         );
         self.outstanding += 1;
+    }
+}
+
+/// What the engine knows a delivered call by.
+fn key(delivery: &Delivery<'_>) -> CallKey {
+    match delivery.sequence {
+        Some(sequence) => CallKey::Admitted(sequence),
+        None => CallKey::Delivered(delivery.call_id.to_owned()),
     }
 }

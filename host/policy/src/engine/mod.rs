@@ -43,6 +43,7 @@
 //! | a changed result does not count as repeated | `admission_rules::changed_result_is_not_a_repeat` |
 //! | unfingerprintable read results never count as identical | `admission_rules::unfingerprintable_results_never_repeat` |
 //! | allowlisted read tools are exempt from repeat accounting (not writes) | `admission_rules::allowlisted_reads_may_repeat`, `admission_rules::allowlist_never_exempts_a_write` |
+//! | admission identity is the action plus the loop's call sequence, never the provider call id | `admission_rules::call_ids_are_not_action_identity` |
 //! | identical write/unknown action cannot execute twice, even in one response | `admission_rules::duplicate_write_in_one_response_is_skipped` |
 //! | asking again for a skipped duplicate stops with `duplicate_action` | `admission_rules::duplicate_write_requested_again_stops` |
 //! | `not_started` releases an admission | `admission_rules::not_started_releases_the_admission` |
@@ -52,10 +53,11 @@
 //! | permission/argument failures count toward recovery without a receipt | `admission_rules::permission_failure_recovers_without_receipt` |
 //! | at most N admissions, pending async included | `bounds_rules::admission_bound_counts_pending_calls` |
 //! | at most N distinct call signatures | `bounds_rules::signature_bound_stops_next_dispatch` |
-//! | at most N observations / failure identities | `bounds_rules::observation_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_caps_tracking` |
+//! | at most N observations / failure identities (the bound reached is named) | `bounds_rules::observation_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_stops_next_dispatch`, `bounds_rules::failure_identity_bound_caps_tracking` |
 //! | reaching a bound stops the next model dispatch too | `bounds_rules::reaching_a_bound_stops_the_next_turn` |
 //! | failure → labelled feedback for the next turn; nothing replayed | `recovery_rules::failure_feedback_is_labelled_and_delivered_once` |
 //! | one recovery attempt per feedback turn; exhausted → stop | `recovery_rules::recovery_exhaustion_stops` |
+//! | feedback queued before a final candidate shares its attempt with a false verdict and reaches the model | `recovery_rules::feedback_queued_before_a_final_candidate_shares_its_attempt` |
 //! | `max_recovery_attempts = 0` stops at the first trigger | `recovery_rules::zero_recovery_stops_at_first_failure` |
 //! | iteration bound stops without an extra turn | `recovery_rules::iteration_bound_stops_before_the_extra_turn` |
 //! | no completion checker: `answer_returned`, no workflow status | `completion_rules::no_checker_answer_returned_without_status` |
@@ -80,7 +82,8 @@
 //! | diagnostics snapshots are detached | `diagnostics_rules::snapshots_are_detached` |
 //! | verdicts strict: an object with only `complete`, `reason`, `feedback`; ≤ 16 KiB | `verdict_props::strict_shape_is_enforced` |
 //! | `reason` ≤ 400 and `feedback` ≤ 2000 characters | `verdict_props::reason_and_feedback_bounds_are_exact` |
-//! | settlements deduplicated by call id | `delivery_rules::settlements_are_deduplicated` |
+//! | characters are Unicode scalar values (an emoji is one) in every bound | `character_rules::*` |
+//! | settlements and redeliveries deduplicated per call (sequence or delivery identity) | `delivery_rules::settlements_are_deduplicated` |
 //! | deliveries keep the admitted effect; legacy: receipt effect or unknown; missing outcome blocks | `delivery_rules::delivered_outcomes_keep_the_admitted_effect` |
 //! | imported failures respect recovery limits | `delivery_rules::imported_failures_respect_recovery_limits` |
 //! | an expected (carried-over) delivery is outstanding until imported, without an admission | `delivery_rules::expected_delivery_is_pending_until_imported` |

@@ -9,7 +9,7 @@ use crate::diagnostics::{RecoveryTrigger, StopReason};
 use crate::feedback;
 use crate::packet::{Effect, FailureKind, MAX_OBSERVATIONS, Observation, Outcome, OutcomeStatus};
 
-use super::state::{PolicyExecution, ResultIdentity, Signature};
+use super::state::{CallKey, PolicyExecution, ResultIdentity, Signature};
 
 /// The engine's answer to an event that may end the execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,26 +24,38 @@ pub enum Decision {
 }
 
 impl PolicyExecution {
-    /// Records the settlement of an admitted call. `outcome` is the
-    /// framework's authentic outcome (`None` when there is none); `result`
-    /// is the tool's result value when the loop has it, fingerprinted here
-    /// (otherwise `outcome.result_fingerprint` is used when present).
+    /// Records the settlement of the call admitted under `sequence`.
+    /// `outcome` is the framework's authentic outcome (`None` when there is
+    /// none); `result` is the tool's result value when the loop has it,
+    /// fingerprinted here (otherwise `outcome.result_fingerprint` is used
+    /// when present).
     ///
-    /// A call id that was never admitted, or that already settled, is
-    /// ignored: settlements are deduplicated by call id.
+    /// A sequence that was never admitted, or whose call already settled, is
+    /// ignored: settlements are deduplicated per call.
     pub fn observe(
         &mut self,
-        call_id: &str,
+        sequence: u64,
         outcome: Option<Outcome>,
         result: Option<&Value>,
     ) -> Decision {
-        let Some(call) = self.calls.get_mut(call_id) else {
+        self.settle(&CallKey::Admitted(sequence), outcome, result)
+    }
+
+    /// Settles the tracked call `key` (see [`PolicyExecution::observe`]).
+    pub(super) fn settle(
+        &mut self,
+        key: &CallKey,
+        outcome: Option<Outcome>,
+        result: Option<&Value>,
+    ) -> Decision {
+        let Some(call) = self.calls.get_mut(key) else {
             return self.current();
         };
         if call.settled {
             return self.current();
         }
         call.settled = true;
+        let call_id = call.call_id.clone();
         let effect = call.effect;
         let signature = Arc::clone(&call.signature);
         self.outstanding = self.outstanding.saturating_sub(1);
@@ -122,7 +134,7 @@ impl PolicyExecution {
 
     fn no_outcome(
         &mut self,
-        call_id: &str,
+        call_id: String,
         signature: &Signature,
         effect: Effect,
         conservative: bool,
@@ -143,14 +155,14 @@ impl PolicyExecution {
         }
     }
 
-    fn record(&mut self, call_id: &str, tool: &str, effect: Effect, outcome: Option<Outcome>) {
+    fn record(&mut self, call_id: String, tool: &str, effect: Effect, outcome: Option<Outcome>) {
         self.diag.counters.observations = self.diag.counters.observations.saturating_add(1);
         if self.observations.len() == MAX_OBSERVATIONS {
             self.observations.pop_front();
         }
         self.observations.push_back(Observation {
             tool_name: tool.to_owned(),
-            call_id: call_id.to_owned(),
+            call_id,
             effect,
             outcome,
         });

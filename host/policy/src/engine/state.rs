@@ -42,9 +42,23 @@ pub(super) struct SignatureState {
     pub flagged: bool,
 }
 
-/// One admitted call, by call id.
+/// What the engine knows a call by. Never the provider's call id alone:
+/// providers omit, empty or repeat ids, so an admission is keyed by the
+/// call sequence number the loop assigns, and a call admitted elsewhere by
+/// its delivery identity (origin execution and call id).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum CallKey {
+    /// Admitted by this execution under this sequence number.
+    Admitted(u64),
+    /// Admitted elsewhere; delivered (or expected) under this identity.
+    Delivered(String),
+}
+
+/// One tracked call.
 #[derive(Debug)]
 pub(super) struct CallState {
+    /// The id its observation carries (the loop's per-execution id).
+    pub call_id: String,
     pub signature: Signature,
     pub effect: Effect,
     pub settled: bool,
@@ -86,7 +100,7 @@ pub struct PolicyExecution {
     pub(super) max_iterations: Option<u32>,
     pub(super) diag: LoopDiagnostics,
     pub(super) signatures: HashMap<Signature, SignatureState>,
-    pub(super) calls: HashMap<String, CallState>,
+    pub(super) calls: HashMap<CallKey, CallState>,
     pub(super) outstanding: usize,
     pub(super) failure_identities: HashSet<(String, Option<Fingerprint>, Option<FailureKind>)>,
     pub(super) observations: VecDeque<Observation>,
@@ -239,10 +253,12 @@ impl PolicyExecution {
             TrackingBound::Admissions
         } else if c.call_signatures >= p.max_call_signatures {
             TrackingBound::CallSignatures
+        } else if c.failure_identities >= p.max_observations {
+            // Every failure is also an observation, so when failure
+            // identities reach the bound the observations have too: the
+            // more specific bound is reported.
+            TrackingBound::FailureIdentities
         } else if c.observations >= p.max_observations {
-            // Every failure is also an observation, so this bound is reached
-            // no later than the failure-identity one; failure identities are
-            // capped at the same bound where they are recorded.
             TrackingBound::Observations
         } else {
             return None;

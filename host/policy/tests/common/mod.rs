@@ -32,6 +32,18 @@ pub fn with_progress(policy: LoopPolicy) -> LoopPolicy {
     })))
 }
 
+/// The sequence number of the test call named `name`: tests name their
+/// calls, and each name is one call (the engine keys admissions by the
+/// loop's sequence number, never by the call id).
+pub fn seq(name: &str) -> u64 {
+    // FNV-1a: stable across runs and platforms.
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The admission request of the call named `id` (its sequence number is
+/// [`seq`] of the name).
 pub fn call<'a>(
     id: &'a str,
     tool: &'a str,
@@ -39,6 +51,7 @@ pub fn call<'a>(
     args: &'a Value,
 ) -> ToolCallRequest<'a> {
     ToolCallRequest {
+        sequence: seq(id),
         call_id: id,
         tool_name: tool,
         effect,
@@ -79,7 +92,7 @@ pub fn read(exec: &mut PolicyExecution, id: &str, tool: &str, args: &Value, resu
         exec.admit(&call(id, tool, Effect::Read, args)),
         Admission::Run
     );
-    exec.observe(id, Some(succeeded()), Some(result));
+    exec.observe(seq(id), Some(succeeded()), Some(result));
 }
 
 /// Begins a turn and returns its feedback, asserting it proceeds.

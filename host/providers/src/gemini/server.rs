@@ -156,11 +156,10 @@ fn usage(r: &ModelResponse) -> Value {
            "totalTokenCount": r.usage.input_tokens + r.usage.output_tokens})
 }
 
+/// A `functionCall` part. The Gemini API sends no call ids (see the
+/// recorded samples), so neither does the fake, whatever the script says.
 fn call_part(c: &ToolCall) -> Value {
-    let mut call = json!({"name": c.name, "args": c.arguments});
-    if !c.id.is_empty() && !c.id.starts_with(crate::gemini::SYNTHETIC_ID_PREFIX) {
-        call["id"] = json!(c.id);
-    }
+    let call = json!({"name": c.name, "args": c.arguments});
     let mut part = json!({"functionCall": call});
     if let Some(sig) = &c.signature {
         part["thoughtSignature"] = json!(sig);
@@ -204,4 +203,61 @@ pub(crate) fn render_stream(r: &ModelResponse, model: &str, size: usize) -> Vec<
     };
     frames.push(SseFrame::data(chunk(r, model, last, true).to_string()));
     frames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_call(id: &str) -> ModelResponse {
+        ModelResponse {
+            id: None,
+            model: None,
+            text: Some("Looking.".into()),
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "read_artifact".into(),
+                arguments: json!({"id": "A42"}),
+                signature: None,
+            }],
+            dropped_tool_calls: 0,
+            finish_reason: FinishReason::ToolCalls,
+            usage: Default::default(),
+            attempts: 1,
+        }
+    }
+
+    /// Every `functionCall` in `value`.
+    fn calls(value: &Value, out: &mut Vec<Value>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(call) = map.get("functionCall") {
+                    out.push(call.clone());
+                }
+                map.values().for_each(|v| calls(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| calls(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_fake_sends_no_call_ids_whatever_the_script_says() {
+        for id in ["call_7", "", "gemini_call_0"] {
+            let response = with_call(id);
+            let mut found = Vec::new();
+            calls(&render_response(&response, "m"), &mut found);
+            for frame in render_stream(&response, "m", 3) {
+                let data: Value = serde_json::from_str(&frame.data).unwrap_or(Value::Null);
+                calls(&data, &mut found);
+            }
+            assert_eq!(found.len(), 2, "{id:?}: one call per form");
+            for call in found {
+                assert_eq!(
+                    call,
+                    json!({"name": "read_artifact", "args": {"id": "A42"}})
+                );
+            }
+        }
+    }
 }

@@ -136,6 +136,15 @@ fn wire_usage(r: &ModelResponse) -> Value {
     })
 }
 
+/// `call` with its `id`; an empty id is left out, as OpenAI-compatible
+/// servers that do not number their calls send it.
+fn with_id(mut call: Value, id: &str) -> Value {
+    if !id.is_empty() {
+        call["id"] = json!(id);
+    }
+    call
+}
+
 /// A `chat.completion` body for `r`.
 pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
     let mut message = json!({"role": "assistant", "content": r.text, "refusal": null});
@@ -148,8 +157,11 @@ pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
             .tool_calls
             .iter()
             .map(|c| {
-                json!({"id": c.id, "type": "function",
-                       "function": {"name": c.name, "arguments": c.arguments.to_string()}})
+                with_id(
+                    json!({"type": "function",
+                       "function": {"name": c.name, "arguments": c.arguments.to_string()}}),
+                    &c.id,
+                )
             })
             .collect();
     }
@@ -186,10 +198,12 @@ pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec
         frames.push(delta(json!({ text_key: piece })));
     }
     for (index, c) in r.tool_calls.iter().enumerate() {
-        frames.push(delta(
-            json!({"tool_calls": [{"index": index, "id": c.id, "type": "function",
-            "function": {"name": c.name, "arguments": ""}}]}),
-        ));
+        let call = with_id(
+            json!({"index": index, "type": "function",
+                   "function": {"name": c.name, "arguments": ""}}),
+            &c.id,
+        );
+        frames.push(delta(json!({ "tool_calls": [call] })));
         for piece in split_chunks(&c.arguments.to_string(), chunk) {
             frames.push(delta(
                 json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),

@@ -89,3 +89,17 @@ pub fn connector(
     verdict_providers::Connector::new(fake.connector_config(protocol))
         .unwrap_or_else(|e| panic!("connector: {e}"))
 }
+
+/// The id the connector gives the scripted call `id`, the `n`th of its
+/// response: Gemini sends no ids, so its connector numbers the calls.
+pub fn expected_id(p: Protocol, id: &str, n: usize) -> String {
+    match p {
+        Protocol::Gemini => format!("{}{n}", verdict_providers::gemini::SYNTHETIC_ID_PREFIX),
+        _ => id.to_owned(),
+    }
+}
+
+/// The call id a tool result carries on `p`'s wire (none on Gemini's).
+pub fn wire_id(p: Protocol, id: &str) -> &str {
+    if p == Protocol::Gemini { "" } else { id }
+}
