@@ -7,13 +7,18 @@
 //! [`Tenant`] in a fresh store with that tenant's [`Limits`], and return the
 //! result with its [`CallMetrics`]. Failures are typed ([`CheckError`]).
 
+mod abi;
 pub mod artifacts;
 mod bindings;
 mod cache;
 mod cancel;
+mod census;
 mod checker;
+pub mod clock;
 mod convert;
 mod error;
+mod exec;
+mod fsutil;
 mod host;
 mod imports;
 pub mod inspect;
@@ -24,14 +29,15 @@ mod state;
 mod stderr;
 mod tenant;
 mod ticker;
+mod timer;
 mod verifier;
 
 pub use artifacts::{ArtifactData, ArtifactError, ArtifactStore, DirStore, MemoryStore};
 pub use cancel::CancelHandle;
 pub use checker::{CheckerTotals, WasmChecker};
 pub use error::{CheckError, LoadError, TrapKind};
-pub use host::{HostConfig, LoadSource, VerifierHost};
+pub use host::{HostConfig, LoadSource, VerifierHost, read_component};
 pub use inspect::{Inspection, Role, WasmKind};
-pub use limits::Limits;
+pub use limits::{Limits, LoadLimits};
 pub use tenant::Tenant;
 pub use verifier::{CallMetrics, CallOutcome, MAX_PROGRESS_KEY_CHARS, Verifier};

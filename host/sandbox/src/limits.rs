@@ -53,3 +53,45 @@ impl Limits {
         Duration::from_millis(self.timeout_ms)
     }
 }
+
+/// Bounds on what a host loads, checked on the bytes before anything is
+/// compiled (so a hostile component costs a parse, not a compile). A
+/// component over one is refused with [`LoadError::OverLimit`] naming it.
+/// The defaults keep the worst admitted compile within about 5 s and
+/// 256 MiB of host memory (measured by `cargo bench -p verdict-tests
+/// --bench load_bounds`) while leaving room for Rust verifiers (about
+/// 30-300 KB and a few hundred to a few thousand functions).
+///
+/// [`LoadError::OverLimit`]: crate::LoadError::OverLimit
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoadLimits {
+    /// Largest `.wasm` file, in bytes. Default 8 MiB.
+    pub max_component_bytes: u64,
+    /// Most functions defined across all core modules of a component (each
+    /// is compiled). Default 20,000.
+    pub max_functions: u32,
+    /// Largest single function body, in bytes. Default 512 KiB.
+    pub max_function_bytes: u32,
+    /// Most linear memories a core module defines, and a call's instances
+    /// define in total. Default 4.
+    pub max_memories: u32,
+    /// Most tables a core module defines. Default 4.
+    pub max_tables: u32,
+    /// Largest initial table, in elements (also the largest any table can
+    /// grow to, whatever a tenant's `table_elements`). Default 100,000.
+    pub max_table_elements: u32,
+}
+
+impl Default for LoadLimits {
+    fn default() -> Self {
+        Self {
+            max_component_bytes: 8 * 1024 * 1024,
+            max_functions: 20_000,
+            max_function_bytes: 512 * 1024,
+            max_memories: 4,
+            max_tables: 4,
+            max_table_elements: 100_000,
+        }
+    }
+}
