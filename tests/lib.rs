@@ -17,15 +17,24 @@ pub mod guests {
 pub mod core_guest {
     use std::path::PathBuf;
 
-    /// The component for `tests/guests/core-{name}.wat`: a completion
-    /// checker, or a progress checker when the module exports `progress-key`.
-    pub fn load(name: &str) -> Vec<u8> {
+    /// The text of `tests/guests/core-{name}.wat`.
+    pub fn source(name: &str) -> String {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("guests")
             .join(format!("core-{name}.wat"));
-        let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        component(&text)
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The component for `tests/guests/core-{name}.wat`: a completion
+    /// checker, or a progress checker when the module exports `progress-key`.
+    pub fn load(name: &str) -> Vec<u8> {
+        component(&source(name))
+    }
+
+    /// `core_wat` with `items` (module fields in text form) added at its end.
+    pub fn with_items(core_wat: &str, items: &str) -> String {
+        let end = core_wat.rfind(')').expect("a module");
+        format!("{}\n{items}{}", &core_wat[..end], &core_wat[end..])
     }
 
     /// Wraps a core module (text) as a component of the `completion-checker`

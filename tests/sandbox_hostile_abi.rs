@@ -158,15 +158,10 @@ fn a_component_over_the_tenants_instance_or_table_limits_is_load_rejected() {
 /// A core module text with `functions` tiny functions besides the good
 /// verifier's.
 fn with_functions(functions: usize) -> String {
-    let good = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("guests/core-good.wat"),
-    )
-    .unwrap();
-    let body: String = (0..functions)
+    let items: String = (0..functions)
         .map(|i| format!("  (func (result i32) (i32.const {i}))\n"))
         .collect();
-    let end = good.rfind(')').unwrap();
-    format!("{}\n{body}{}", &good[..end], &good[end..])
+    core_guest::with_items(&core_guest::source("good"), &items)
 }
 
 #[test]
@@ -178,12 +173,32 @@ fn a_compile_bomb_is_refused_before_compiling() {
         LoadError::OverLimit {
             limit: "max_functions",
             found: 100_002,
-            max: 20_000
+            max: 10_000
         }
     );
     // `inspect` refuses it the same way, without compiling either.
     let inspection = host().inspect(&bomb);
     assert_eq!(inspection.rejected, Some(error.to_string()));
+    assert_good_verifier_still_works();
+}
+
+#[test]
+fn a_loop_bomb_small_in_bytes_is_refused_by_its_compile_cost() {
+    // 20,000 loops in one function: 240 KB, but minutes to compile with
+    // fuel and epoch checks in every loop.
+    let body: String = (0..20_000)
+        .map(|_| "loop local.get 0 i32.const 1 i32.sub local.tee 0 br_if 0 end\n")
+        .collect();
+    let items = format!("  (func (local i32)\n{body})\n");
+    let bomb = core_guest::component(&core_guest::with_items(&core_guest::source("good"), &items));
+    match host().load_bytes(&bomb) {
+        Err(LoadError::OverLimit {
+            limit: "max_compile_cost",
+            max,
+            ..
+        }) => assert_eq!(max, host().load_limits().max_compile_cost),
+        other => panic!("expected the compile-cost limit, got {other:?}"),
+    }
     assert_good_verifier_still_works();
 }
 

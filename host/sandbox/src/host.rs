@@ -176,6 +176,7 @@ impl VerifierHost {
         {
             return Ok((component, LoadSource::Cache));
         }
+        census::check(bytes, &self.shared.load, census::Scope::CompileCost)?;
         let started = Instant::now();
         let component =
             Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
@@ -207,7 +208,7 @@ impl VerifierHost {
 /// Refuses bytes that are not a component, or are over a load limit.
 pub(crate) fn admit(bytes: &[u8], limits: &LoadLimits) -> Result<(), LoadError> {
     match inspect::kind(bytes) {
-        WasmKind::Component => census::check(bytes, limits),
+        WasmKind::Component => census::check(bytes, limits, census::Scope::Structure),
         WasmKind::CoreModule => Err(LoadError::CoreModule),
         WasmKind::NotWasm => Err(LoadError::Corrupt(
             "missing the WebAssembly magic header".into(),

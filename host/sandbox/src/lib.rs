@@ -2,10 +2,13 @@
 //!
 //! A [`VerifierHost`] owns one engine with fuel and epoch interruption, an
 //! epoch ticker and an optional on-disk compile cache. [`VerifierHost::load_file`]
-//! checks a component (deny-by-default imports, verifier exports) and prepares
-//! it once; [`Verifier::check`] and [`Verifier::progress_key`] run it for a
+//! checks a component (its [`LoadLimits`] before compiling, deny-by-default
+//! imports, verifier exports) and prepares it once; [`Verifier::check`] and
+//! [`Verifier::progress_key`] (or their `_async` forms) run it for a
 //! [`Tenant`] in a fresh store with that tenant's [`Limits`], and return the
-//! result with its [`CallMetrics`]. Failures are typed ([`CheckError`]).
+//! result with its [`CallMetrics`]. Every call ends by its deadline whatever
+//! the guest does (computing, sleeping, waiting in a host import); the
+//! guest's clocks are virtual ([`clock`]). Failures are typed ([`CheckError`]).
 
 mod abi;
 pub mod artifacts;

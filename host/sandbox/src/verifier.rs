@@ -370,3 +370,17 @@ fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits) -> CheckE
         Phase::Running => trap(TrapKind::AbiViolation),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The async calls can be spawned on a multi-threaded executor.
+    #[allow(dead_code)]
+    fn calls_are_send(verifier: &Verifier, tenant: &Tenant, packet: &CheckPacket) {
+        fn send<T: Send>(_: T) {}
+        let cancel = CancelHandle::new();
+        send(verifier.check_async(tenant, packet, Some(&cancel)));
+        send(verifier.progress_key_async(tenant, packet, None));
+    }
+}
