@@ -53,7 +53,13 @@ impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            // A waker the ticker fires can hold the last reference to the
+            // host (an async task holding a verifier), and then this runs on
+            // the ticker thread itself, which must not join itself: it stops
+            // at its next check of the flag.
+            if thread.thread().id() != std::thread::current().id() {
+                let _ = thread.join();
+            }
         }
     }
 }
