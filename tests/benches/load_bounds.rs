@@ -273,10 +273,14 @@ fn main() {
         if outcome == "loaded" {
             worst = (worst.0.max(time), worst.1.max(kib));
         }
+        let time_text = if time < Duration::from_millis(100) {
+            format!("{:.2} ms", time.as_secs_f64() * 1e3)
+        } else {
+            format!("{:.3} s", time.as_secs_f64())
+        };
         println!(
-            "| {name} | {:.2} MiB | {:.3} s | {:.1} MiB | {outcome} |",
+            "| {name} | {:.2} MiB | {time_text} | {:.1} MiB | {outcome} |",
             bytes.len() as f64 / (1024.0 * 1024.0),
-            time.as_secs_f64(),
             kib as f64 / 1024.0
         );
     }
