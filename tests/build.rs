@@ -21,6 +21,7 @@ const GUESTS: &[&str] = &[
     "hostile-cross-tenant",
     "hostile-forbidden-import",
     "hostile-read-many",
+    "hostile-host-calls",
 ];
 
 fn main() -> ExitCode {

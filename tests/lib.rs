@@ -12,6 +12,62 @@ pub mod guests {
     include!(concat!(env!("OUT_DIR"), "/guests.rs"));
 }
 
+/// Hostile guests written as core modules (`tests/guests/core-*.wat`, see
+/// `tests/guests/README.md`), turned into verifier components.
+pub mod core_guest {
+    use std::path::PathBuf;
+
+    /// The text of `tests/guests/core-{name}.wat`.
+    pub fn source(name: &str) -> String {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("guests")
+            .join(format!("core-{name}.wat"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The component for `tests/guests/core-{name}.wat`: a completion
+    /// checker, or a progress checker when the module exports `progress-key`.
+    pub fn load(name: &str) -> Vec<u8> {
+        component(&source(name))
+    }
+
+    /// `core_wat` with `items` (module fields in text form) added at its end.
+    pub fn with_items(core_wat: &str, items: &str) -> String {
+        let end = core_wat.rfind(')').expect("a module");
+        format!("{}\n{items}{}", &core_wat[..end], &core_wat[end..])
+    }
+
+    /// Wraps a core module (text) as a component of the `completion-checker`
+    /// world, or of `progress-checker` when it exports `progress-key`.
+    pub fn component(core_wat: &str) -> Vec<u8> {
+        let world = if core_wat.contains("#progress-key") {
+            "progress-checker"
+        } else {
+            "completion-checker"
+        };
+        let mut module = wat::parse_str(core_wat).expect("the core module parses");
+        let mut resolve = wit_parser::Resolve::default();
+        let wit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../wit");
+        let (package, _) = resolve.push_path(wit).expect("the WIT parses");
+        let world = resolve
+            .select_world(&[package], Some(world))
+            .expect("the world exists");
+        wit_component::embed_component_metadata(
+            &mut module,
+            &resolve,
+            world,
+            wit_component::StringEncoding::UTF8,
+        )
+        .expect("metadata embeds");
+        wit_component::ComponentEncoder::default()
+            .validate(false)
+            .module(&module)
+            .expect("the module is accepted")
+            .encode()
+            .expect("the component encodes")
+    }
+}
+
 /// The compile cache the tests share (under the workspace's target dir).
 pub fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/verdict-test-cache")

@@ -9,7 +9,13 @@
 //! (c) the same logic in a native process spawned per check (this binary,
 //!     re-executed as a child that reads the packet on stdin);
 //! (d) compiling a verifier vs loading it from the compile cache;
-//! (e) preemption overshoot of a spinning verifier with a 10 ms deadline.
+//! (e) preemption overshoot of a spinning verifier with a 10 ms deadline;
+//! (f) a verifier sleeping 100,000 s with a 100 ms deadline: time until its
+//!     `timeout`, alone (50 runs) and as 8 such calls at once beside a
+//!     thread of good checks (no crosstalk: every good check completes).
+//!
+//! Loading bounds (compile bombs, worst admitted loads) have their own
+//! benchmark: `cargo bench -p verdict-tests --bench load_bounds`.
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
@@ -93,12 +99,22 @@ fn measure(iters: usize, mut f: impl FnMut() -> Duration) -> Stats {
     for _ in 0..iters.div_ceil(10) {
         f();
     }
-    let mut samples: Vec<Duration> = (0..iters).map(|_| f()).collect();
+    stats((0..iters).map(|_| f()).collect())
+}
+
+fn stats(mut samples: Vec<Duration>) -> Stats {
     samples.sort();
+    if samples.is_empty() {
+        samples.push(Duration::ZERO);
+    }
     Stats {
         p50: samples[samples.len() / 2],
         p99: samples[(samples.len() * 99 / 100).min(samples.len() - 1)],
     }
+}
+
+fn verifier_for(host: &VerifierHost, wasm: &[u8]) -> verdict_sandbox::Verifier {
+    host.load_bytes(wasm).unwrap_or_else(|e| panic!("{e}")).0
 }
 
 fn timed(mut f: impl FnMut()) -> impl FnMut() -> Duration {
@@ -277,6 +293,65 @@ fn main() {
             assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 10 }));
             outcome.metrics.duration.saturating_sub(deadline)
         }),
+    ));
+
+    // (f) a guest sleeping far past a 100 ms deadline.
+    let sleeper = host
+        .load_file(guests::HOSTILE_HOST_CALLS)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sleep_tenant = tenant.clone().with_limits(Limits {
+        timeout_ms: 100,
+        ..Limits::default()
+    });
+    let mut sleep_packet = small.clone();
+    sleep_packet.output_text = "sleep-ms 100000000".into();
+    let sleep_once = |v: &verdict_sandbox::Verifier| {
+        let outcome = v.check(&sleep_tenant, &sleep_packet, None);
+        assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 100 }));
+        outcome.metrics.duration
+    };
+    rows.push((
+        "(f) sleeping guest, 100 ms deadline: call until timeout (50 runs)".into(),
+        measure(50, || sleep_once(&sleeper)),
+    ));
+    let (concurrent, good_checks) = std::thread::scope(|scope| {
+        let sleepers: Vec<_> = (0..8)
+            .map(|_| {
+                let sleeper = sleeper.clone();
+                let sleep_once = &sleep_once;
+                scope.spawn(move || (0..50).map(|_| sleep_once(&sleeper)).collect::<Vec<_>>())
+            })
+            .collect();
+        let good = verifier_for(&host, &wasm);
+        let mut good_times = Vec::new();
+        while sleepers.iter().any(|s| !s.is_finished()) {
+            let t = Instant::now();
+            let v = good.check(&tenant, &small, None).result;
+            assert!(
+                v.is_ok_and(|v| v.complete),
+                "a good check beside the sleepers failed"
+            );
+            good_times.push(t.elapsed());
+        }
+        let all: Vec<Duration> = sleepers
+            .into_iter()
+            .flat_map(|s| s.join().unwrap_or_default())
+            .collect();
+        (all, good_times)
+    });
+    rows.push((
+        format!(
+            "(f) 8 such calls at once ({} calls), beside good checks",
+            concurrent.len()
+        ),
+        stats(concurrent),
+    ));
+    rows.push((
+        format!(
+            "(f) good checks beside the 8 sleepers ({} checks, all complete)",
+            good_checks.len()
+        ),
+        stats(good_checks),
     ));
 
     println!("| measurement | p50 | p99 |");

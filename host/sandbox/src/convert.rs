@@ -1,9 +1,12 @@
 //! Conversions between the policy's packet/verdict types and the WIT records.
 
+use crate::abi::{GuestText, GuestVerdict};
 use crate::bindings::wit;
 use crate::error::CheckError;
 use verdict_policy::packet::{MAX_OBSERVATIONS, MAX_OUTPUT_CHARS, MAX_PACKET_BYTES};
-use verdict_policy::{CheckPacket, Effect, FailureKind, Observation, OutcomeStatus, Verdict};
+use verdict_policy::{
+    CheckPacket, Effect, FailureKind, Observation, OutcomeStatus, Verdict, VerdictError,
+};
 
 /// Fixed JSON overhead charged per observation when sizing a packet.
 const OBSERVATION_OVERHEAD: usize = 160;
@@ -103,12 +106,27 @@ fn observation(obs: &Observation) -> wit::Observation {
     }
 }
 
-/// Lifts and validates a guest verdict.
-pub(crate) fn verdict(v: wit::Verdict) -> Result<Verdict, CheckError> {
+/// Validates a verdict read from guest memory: texts over their bounds
+/// were measured there and not copied.
+pub(crate) fn verdict(v: GuestVerdict) -> Result<Verdict, CheckError> {
+    let reason = match v.reason {
+        Some(GuestText::TooLong { chars }) => {
+            return Err(VerdictError::ReasonTooLong { chars }.into());
+        }
+        Some(GuestText::Text(text)) => Some(text),
+        None => None,
+    };
+    let feedback = match v.feedback {
+        Some(GuestText::TooLong { chars }) => {
+            return Err(VerdictError::FeedbackTooLong { chars }.into());
+        }
+        Some(GuestText::Text(text)) => Some(text),
+        None => None,
+    };
     let verdict = Verdict {
         complete: v.complete,
-        reason: v.reason,
-        feedback: v.feedback,
+        reason,
+        feedback,
     };
     verdict.validate()?;
     Ok(verdict)

@@ -1,9 +1,12 @@
 //! Typed errors for loading verifiers and running checks.
 //!
 //! Guest failures are classified from typed sources only: wasmtime's `Trap`
-//! (downcast), WASI's `I32Exit`, and the per-call record of what the host
-//! itself refused (memory growth, deadline, cancellation). No error string is
-//! ever matched. Messages carry no host paths or secrets.
+//! (downcast), WASI's `I32Exit`, the host's own checks of what the guest
+//! handed back ([`crate::abi`]), and the per-call record of what the host
+//! itself refused (memory growth, deadline, cancellation) and of the phase
+//! the call was in when an untyped canonical-ABI error arose (instantiating,
+//! lowering the packet, running). No error string is ever matched. Messages
+//! carry no host paths or secrets.
 
 use verdict_policy::VerdictError;
 
@@ -27,6 +30,21 @@ pub enum LoadError {
     /// The component exports neither `completion` nor `progress`.
     #[error("exports neither verdict:verifier/completion nor verdict:verifier/progress")]
     NoVerifierExport,
+    /// The component is over a load limit ([`crate::LoadLimits`]) or, at a
+    /// call, over a structural limit of the tenant's [`crate::Limits`].
+    #[error("over the limit `{limit}`: {found} (at most {max})")]
+    OverLimit {
+        /// The limit's name, e.g. `max_functions` or `table_elements`.
+        limit: &'static str,
+        /// What the component has or asks for.
+        found: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The component cannot be instantiated under the tenant's limits (too
+    /// many instances, memories or tables, or a table too large).
+    #[error("cannot be instantiated under this tenant's limits: {0}")]
+    Instantiate(String),
     /// Compiling or linking the component failed.
     #[error("cannot prepare the component: {0}")]
     Link(String),
@@ -50,6 +68,30 @@ pub enum TrapKind {
     IntegerOverflow,
     /// The guest called `exit` with this code.
     Exit(i32),
+    /// A pointer or pointer+length the guest handed back is out of bounds of
+    /// its memory, wraps around, or is misaligned (e.g. a 2 GiB string, or
+    /// a verdict address outside memory).
+    InvalidPointer {
+        /// Which value: `verdict`, `verdict.reason`, `progress key`, ...
+        at: &'static str,
+    },
+    /// A string the guest handed back is not valid in its encoding (UTF-8).
+    InvalidEncoding {
+        /// Which value.
+        at: &'static str,
+    },
+    /// An out-of-range option or variant tag in what the guest handed back.
+    InvalidDiscriminant {
+        /// Which value.
+        at: &'static str,
+    },
+    /// The guest's allocator (`cabi_realloc`) returned an invalid pointer
+    /// while the host copied the packet in.
+    BadAllocation,
+    /// The guest called a host import with arguments the canonical ABI
+    /// refuses (an invalid pointer, encoding, tag or handle, or more data
+    /// than one host call may carry).
+    AbiViolation,
     /// Any other trap, by wasmtime's name for it.
     Other(String),
 }
@@ -63,6 +105,11 @@ impl std::fmt::Display for TrapKind {
             Self::DivisionByZero => f.write_str("integer division by zero"),
             Self::IntegerOverflow => f.write_str("integer overflow"),
             Self::Exit(code) => write!(f, "guest exited with code {code}"),
+            Self::InvalidPointer { at } => write!(f, "invalid pointer or length in {at}"),
+            Self::InvalidEncoding { at } => write!(f, "invalid UTF-8 in {at}"),
+            Self::InvalidDiscriminant { at } => write!(f, "invalid option tag in {at}"),
+            Self::BadAllocation => f.write_str("the guest allocator returned an invalid pointer"),
+            Self::AbiViolation => f.write_str("invalid arguments to a host import"),
             Self::Other(name) => f.write_str(name),
         }
     }
@@ -78,6 +125,11 @@ impl TrapKind {
             Self::DivisionByZero => "division_by_zero",
             Self::IntegerOverflow => "integer_overflow",
             Self::Exit(_) => "exit",
+            Self::InvalidPointer { .. } => "invalid_pointer",
+            Self::InvalidEncoding { .. } => "invalid_encoding",
+            Self::InvalidDiscriminant { .. } => "invalid_discriminant",
+            Self::BadAllocation => "bad_allocation",
+            Self::AbiViolation => "abi_violation",
             Self::Other(_) => "other",
         }
     }

@@ -59,6 +59,18 @@ pub(crate) fn roles<'a>(exports: impl IntoIterator<Item = &'a str>) -> Vec<Role>
     roles
 }
 
+/// The export name that gives `role`, if any.
+pub(crate) fn role_export<'a>(
+    exports: impl IntoIterator<Item = &'a str>,
+    role: Role,
+) -> Option<&'a str> {
+    exports.into_iter().find(|name| {
+        ROLE_EXPORTS
+            .iter()
+            .any(|(prefix, r)| *r == role && name.starts_with(prefix))
+    })
+}
+
 /// A description of a `.wasm` file.
 #[derive(Debug, Clone, Serialize)]
 pub struct Inspection {
@@ -94,7 +106,9 @@ pub(crate) fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
         WasmKind::NotWasm => Some(LoadError::Corrupt(
             "missing the WebAssembly magic header".into(),
         )),
-        WasmKind::Component => match host.compile(bytes, &digest) {
+        WasmKind::Component => match crate::host::admit(bytes, host.load_limits())
+            .and_then(|()| host.compile(bytes, &digest))
+        {
             Err(err) => Some(err),
             Ok((component, _)) => {
                 let engine = &host.shared().engine;

@@ -12,6 +12,7 @@ pub(crate) struct CallLimiter {
     memory_cap: usize,
     table_cap: usize,
     instance_cap: usize,
+    memories: usize,
     /// Largest linear memory size seen, in bytes.
     pub(crate) peak_memory: usize,
     /// Set when a memory growth was refused for exceeding the cap.
@@ -19,11 +20,14 @@ pub(crate) struct CallLimiter {
 }
 
 impl CallLimiter {
-    pub(crate) fn new(memory_cap: u64, table_cap: u32, instance_cap: u32) -> Self {
+    /// Caps per memory (bytes), per table (elements), instances per store,
+    /// and memories per store.
+    pub(crate) fn new(memory_cap: u64, table_cap: u32, instance_cap: u32, memories: u32) -> Self {
         Self {
             memory_cap: usize::try_from(memory_cap).unwrap_or(usize::MAX),
             table_cap: table_cap as usize,
             instance_cap: instance_cap as usize,
+            memories: memories as usize,
             peak_memory: 0,
             memory_refused: false,
         }
@@ -63,8 +67,8 @@ impl ResourceLimiter for CallLimiter {
     }
 
     fn memories(&self) -> usize {
-        // Rust components use one memory (two with an adapter); a few more
-        // leave room without letting a guest multiply its memory cap.
-        4
+        // Rust components use one memory; a few more leave room without
+        // letting a guest multiply its memory cap.
+        self.memories
     }
 }

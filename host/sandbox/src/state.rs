@@ -4,6 +4,7 @@
 use crate::artifacts::{ArtifactError, ArtifactStore};
 use crate::bindings::artifacts;
 use crate::cancel::CancelHandle;
+use crate::clock::{CallClock, ClockView};
 use crate::limiter::CallLimiter;
 use crate::limits::Limits;
 use crate::stderr::TailPipe;
@@ -15,16 +16,32 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 /// Bytes of guest stderr kept per call.
 pub(crate) const STDERR_TAIL_BYTES: usize = 4096;
 
+/// Where a call was when it failed; classifies the canonical-ABI errors
+/// wasmtime reports untyped (see [`crate::abi`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Setting up the store: only the host can fail.
+    Setup,
+    /// Instantiating the component under the tenant's limits.
+    Instantiating,
+    /// Copying the packet in, through the guest's allocator.
+    Lowering,
+    /// The guest runs (and calls host imports); its answer is read back.
+    Running,
+}
+
 /// Everything a store needs for one call.
 pub(crate) struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
     pub(crate) limiter: CallLimiter,
     pub(crate) stderr: TailPipe,
+    pub(crate) clock: CallClock,
     store: Arc<dyn ArtifactStore>,
     limits: Limits,
     pub(crate) deadline: Instant,
     pub(crate) cancel: Option<CancelHandle>,
+    pub(crate) phase: Phase,
     /// Set when the deadline stopped the guest.
     pub(crate) timed_out: bool,
     /// Set when cancellation stopped the guest.
@@ -39,22 +56,32 @@ impl CallState {
     pub(crate) fn new(
         store: Arc<dyn ArtifactStore>,
         limits: Limits,
+        clock: CallClock,
         deadline: Instant,
         cancel: Option<CancelHandle>,
+        max_memories: u32,
     ) -> Self {
         let stderr = TailPipe::new(STDERR_TAIL_BYTES);
         // Deny-all WASI: no env, args, preopens or sockets are linked or
-        // granted; stdin is closed and stdout is discarded.
+        // granted; stdin is closed and stdout is discarded. The clocks are
+        // the call's virtual clocks (`clock`), linked separately.
         let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
         Self {
             wasi,
             table: ResourceTable::new(),
-            limiter: CallLimiter::new(limits.memory_bytes, limits.table_elements, limits.instances),
+            limiter: CallLimiter::new(
+                limits.memory_bytes,
+                limits.table_elements,
+                limits.instances,
+                max_memories,
+            ),
             stderr,
+            clock,
             store,
             limits,
             deadline,
             cancel,
+            phase: Phase::Setup,
             timed_out: false,
             cancelled: false,
             artifact_ops: 0,
@@ -65,6 +92,14 @@ impl CallState {
     /// The resource table, for `wasi:io`.
     pub(crate) fn io_table(&mut self) -> &mut ResourceTable {
         &mut self.table
+    }
+
+    /// The call's virtual clocks, for `wasi:clocks`.
+    pub(crate) fn virtual_clocks(&mut self) -> ClockView<'_> {
+        ClockView {
+            clock: &self.clock,
+            table: &mut self.table,
+        }
     }
 
     /// Checks cancellation and the deadline; records which one fired.

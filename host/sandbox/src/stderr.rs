@@ -40,14 +40,30 @@ impl TailPipe {
         buf.extend(bytes);
     }
 
-    /// The captured tail as (lossy) UTF-8.
+    /// The captured tail as UTF-8 of at most `capacity` bytes: a character
+    /// cut by the ring's start is dropped, invalid bytes the guest wrote
+    /// become U+FFFD, and the text is then cut on a character boundary so
+    /// that those replacements never make it longer than the capacity.
     pub(crate) fn contents(&self) -> String {
         let buf = self.buf.lock().unwrap_or_else(|p| p.into_inner());
         let (a, b) = buf.as_slices();
         let mut bytes = Vec::with_capacity(a.len() + b.len());
         bytes.extend_from_slice(a);
         bytes.extend_from_slice(b);
-        String::from_utf8_lossy(&bytes).into_owned()
+        drop(buf);
+        // Continuation bytes at the start belong to a character whose first
+        // byte was overwritten (at most three).
+        let start = bytes
+            .iter()
+            .take(3)
+            .take_while(|&&b| b & 0xC0 == 0x80)
+            .count();
+        let text = String::from_utf8_lossy(&bytes[start..]);
+        let mut cut = text.len().saturating_sub(self.capacity);
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        text[cut..].to_owned()
     }
 }
 
@@ -109,6 +125,28 @@ impl StdoutStream for TailPipe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tail_is_cut_on_a_character_boundary_within_the_capacity() {
+        let pipe = TailPipe::new(4096);
+        let emoji = "😀".repeat(2000); // 4 bytes each
+        pipe.push(emoji.as_bytes());
+        pipe.push(b"x"); // shifts the ring off the characters' boundaries
+        let tail = pipe.contents();
+        assert!(tail.len() <= 4096, "{}", tail.len());
+        assert!(!tail.contains('\u{FFFD}'), "no stray replacement");
+        assert!(tail.ends_with("😀x"));
+        assert_eq!(tail.len(), 4093);
+    }
+
+    #[test]
+    fn invalid_bytes_never_push_the_tail_over_the_capacity() {
+        let pipe = TailPipe::new(16);
+        pipe.push(&[0xff; 16]); // each becomes a 3-byte U+FFFD
+        let tail = pipe.contents();
+        assert!(tail.len() <= 16, "{}", tail.len());
+        assert_eq!(tail, "\u{FFFD}".repeat(5));
+    }
 
     #[test]
     fn keeps_the_most_recent_bytes() {

@@ -2,12 +2,17 @@
 //!
 //! Every store sets its own deadline in ticks; the ticker never bumps the
 //! epoch to stop one call, so a timeout in one call cannot fail another.
+//! At each tick it also wakes the calls whose wake-up instant has passed
+//! (see [`crate::timer`]): guests sleeping in a host import, and calls
+//! waiting for their deadline.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasmtime::EngineWeak;
+
+use crate::timer::Timers;
 
 /// Owns the ticker thread; stops and joins it on drop.
 #[derive(Debug)]
@@ -17,8 +22,12 @@ pub(crate) struct Ticker {
 }
 
 impl Ticker {
-    /// Starts ticking `engine` every `period`.
-    pub(crate) fn start(engine: EngineWeak, period: Duration) -> std::io::Result<Self> {
+    /// Starts ticking `engine` every `period`, firing `timers` at each tick.
+    pub(crate) fn start(
+        engine: EngineWeak,
+        period: Duration,
+        timers: Arc<Timers>,
+    ) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -30,6 +39,7 @@ impl Ticker {
                         Some(engine) => engine.increment_epoch(),
                         None => break,
                     }
+                    timers.fire(Instant::now());
                 }
             })?;
         Ok(Self {
@@ -43,7 +53,13 @@ impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            // A waker the ticker fires can hold the last reference to the
+            // host (an async task holding a verifier), and then this runs on
+            // the ticker thread itself, which must not join itself: it stops
+            // at its next check of the flag.
+            if thread.thread().id() != std::thread::current().id() {
+                let _ = thread.join();
+            }
         }
     }
 }

@@ -119,6 +119,7 @@ fn metrics_json(m: &CallMetrics) -> serde_json::Value {
         "peakMemoryBytes": m.peak_memory_bytes,
         "artifactReads": m.artifact_reads,
         "artifactBytes": m.artifact_bytes,
+        "wallClockMs": m.wall_clock_ms,
     })
 }
 

@@ -3,12 +3,18 @@
 //! Paths are resolved with `cap-std`, which confines every lookup to the root
 //! (including through symlinks), after [`validate_id`] has refused absolute
 //! paths and `..` segments with a clear `Denied`.
+//!
+//! Only regular files are artifacts. A file is opened without blocking
+//! (`O_NONBLOCK`) and checked on the open descriptor, so a FIFO, a socket,
+//! a character or block device, or a directory is `NotFound` and never
+//! waited on.
 
 use super::{ArtifactData, ArtifactError, ArtifactStore, validate_id, validate_prefix};
+use crate::fsutil::{self, ReadError};
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, OpenOptions};
 use sha2::{Digest, Sha256};
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 /// Deepest directory nesting `list` descends into.
@@ -40,24 +46,24 @@ fn map_io(err: &io::Error) -> ArtifactError {
 impl ArtifactStore for DirStore {
     fn read(&self, id: &str, max_bytes: u64) -> Result<ArtifactData, ArtifactError> {
         validate_id(id)?;
-        let file = self.root.open(id).map_err(|e| map_io(&e))?;
-        let meta = file.metadata().map_err(|e| map_io(&e))?;
-        if !meta.is_file() {
-            return Err(ArtifactError::NotFound);
+        let mut options = OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            options.custom_flags(fsutil::nonblocking_flag());
         }
-        if meta.len() > max_bytes {
-            return Err(ArtifactError::TooLarge(meta.len()));
-        }
-        // The file may grow between metadata and read: read at most one byte
-        // past the limit so growth is detected without unbounded reads.
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        file.take(max_bytes.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(|e| map_io(&e))?;
+        let file = match self.root.open_with(id, &options) {
+            Ok(file) => file,
+            Err(e) if fsutil::is_not_openable(&e) => return Err(ArtifactError::NotFound),
+            Err(e) => return Err(map_io(&e)),
+        };
+        let bytes = fsutil::read_regular(file.into_std(), max_bytes).map_err(|e| match e {
+            ReadError::NotRegular => ArtifactError::NotFound,
+            ReadError::TooLarge(size) => ArtifactError::TooLarge(size),
+            ReadError::Io(e) => map_io(&e),
+        })?;
         let size = bytes.len() as u64;
-        if size > max_bytes {
-            return Err(ArtifactError::TooLarge(size));
-        }
         let revision = hex::encode(&Sha256::digest(&bytes)[..16]);
         Ok(ArtifactData {
             id: id.to_owned(),
@@ -182,6 +188,28 @@ mod tests {
         assert_eq!(s.list("receipts/", 100).unwrap(), vec!["receipts/c1.json"]);
         assert_eq!(s.list("", 1).unwrap(), vec!["A42"]);
         assert_eq!(s.list("../", 1), Err(ArtifactError::Denied));
+    }
+
+    /// A FIFO, a socket and a character device are not artifacts: each is
+    /// `NotFound` at once (a FIFO opened for reading would otherwise wait
+    /// for a writer forever), and `list` skips them.
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_not_found_without_blocking() {
+        let (_o, root, s) = store();
+        let fifo = root.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let _socket = std::os::unix::net::UnixListener::bind(root.path().join("sock")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.path().join("zero")).unwrap();
+        assert_eq!(s.read("fifo", 1024), Err(ArtifactError::NotFound));
+        assert_eq!(s.read("sock", 1024), Err(ArtifactError::NotFound));
+        // A symlink out of the root is denied before its target matters.
+        assert_eq!(s.read("zero", 1024), Err(ArtifactError::Denied));
+        assert_eq!(s.list("", 100).unwrap(), vec!["A42", "receipts/c1.json"]);
     }
 
     #[cfg(unix)]

@@ -1,0 +1,174 @@
+//! Driving a call: the guard that ends it at its deadline or on
+//! cancellation whatever the guest is doing, and a minimal executor for the
+//! blocking API.
+//!
+//! A call is a future (wasmtime's async API, running the guest on a fiber).
+//! The guest yields back to the guard at every host-import wait (a sleep, a
+//! poll) and every few fuel units ([`crate::HostConfig::fuel_yield_interval`]);
+//! at each of those points the guard checks the deadline and the cancel
+//! handle on the calling thread itself, and a wake-up at the deadline (from
+//! the epoch ticker) ends a wait that would outlast it. Dropping the call
+//! future abandons the guest: wasmtime unwinds its fiber and the store stays
+//! readable for the call's metrics.
+
+use crate::cancel::CancelHandle;
+use crate::timer::{SleepUntil, Timers};
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+use std::time::Instant;
+
+/// Why the guard stopped a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The deadline passed.
+    Deadline,
+    /// The cancel handle fired.
+    Cancelled,
+}
+
+/// Runs `call` until it completes, `deadline` passes or `cancel` fires,
+/// whichever is first; `call` is dropped (and so stopped) in the last two
+/// cases.
+pub(crate) async fn guarded<F: Future>(
+    call: F,
+    deadline: Instant,
+    cancel: Option<&CancelHandle>,
+    timers: &Arc<Timers>,
+) -> Result<F::Output, Stop> {
+    let mut call = pin!(call);
+    let mut at_deadline = pin!(SleepUntil::new(deadline, Arc::clone(timers)));
+    let mut cancelled = pin!(async {
+        match cancel {
+            Some(cancel) => cancel.cancelled().await,
+            None => std::future::pending().await,
+        }
+    });
+    poll_fn(|cx| {
+        // The stop conditions come first: a guest woken from a sleep that
+        // reached the deadline must not run again.
+        if cancel.is_some_and(CancelHandle::is_cancelled) {
+            return Poll::Ready(Err(Stop::Cancelled));
+        }
+        if Instant::now() >= deadline {
+            return Poll::Ready(Err(Stop::Deadline));
+        }
+        if let Poll::Ready(out) = call.as_mut().poll(cx) {
+            return Poll::Ready(Ok(out));
+        }
+        // Only a call that did not finish at once pays for these wake-ups.
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(Stop::Cancelled));
+        }
+        if at_deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(Stop::Deadline));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Wakes a parked thread.
+struct ThreadWaker(Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+thread_local! {
+    static WAKER: Waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+}
+
+/// Polls `future` to completion on the calling thread, parking it while the
+/// future waits. Needs no async runtime and works from any thread, including
+/// one that is driving an async runtime (which it then blocks, as any
+/// blocking call does).
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    WAKER.with(|waker| {
+        let mut cx = Context::from_waker(waker);
+        loop {
+            if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+                return out;
+            }
+            std::thread::park();
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_ready_call_completes_without_waiting() {
+        let timers = Arc::new(Timers::default());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let out = block_on(guarded(async { 7 }, deadline, None, &timers));
+        assert_eq!(out, Ok(7));
+    }
+
+    #[test]
+    fn a_pending_call_is_stopped_by_cancellation() {
+        let timers = Arc::new(Timers::default());
+        let cancel = CancelHandle::new();
+        let remote = cancel.clone();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            remote.cancel();
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let out = block_on(guarded(
+            std::future::pending::<()>(),
+            deadline,
+            Some(&cancel),
+            &timers,
+        ));
+        canceller.join().unwrap();
+        assert_eq!(out, Err(Stop::Cancelled));
+    }
+
+    #[test]
+    fn a_pending_call_is_stopped_when_the_timers_fire_past_the_deadline() {
+        let timers = Arc::new(Timers::default());
+        let deadline = Instant::now() + Duration::from_millis(5);
+        let firing = Arc::clone(&timers);
+        let ticker = std::thread::spawn(move || {
+            for _ in 0..2000 {
+                std::thread::sleep(Duration::from_millis(1));
+                firing.fire(Instant::now());
+            }
+        });
+        let out = block_on(guarded(
+            std::future::pending::<()>(),
+            deadline,
+            None,
+            &timers,
+        ));
+        assert_eq!(out, Err(Stop::Deadline));
+        drop(ticker);
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_before_the_call_runs() {
+        let timers = Arc::new(Timers::default());
+        let ran = std::cell::Cell::new(false);
+        let out = block_on(guarded(
+            async { ran.set(true) },
+            Instant::now(),
+            None,
+            &timers,
+        ));
+        assert_eq!(out, Err(Stop::Deadline));
+        assert!(!ran.get());
+    }
+}

@@ -1,0 +1,68 @@
+//! Reading a file that the host must never block on: regular files only,
+//! with a size bound.
+//!
+//! Callers open with `O_NONBLOCK` (opening a FIFO for reading otherwise
+//! waits for a writer, forever); this then refuses anything that is not a
+//! regular file (FIFOs, character and block devices, sockets, directories)
+//! from `fstat` on the open descriptor, before any read.
+
+use std::io::{self, Read};
+
+/// Why a file was not read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// Not a regular file.
+    NotRegular,
+    /// Larger than the bound (its size, or the bound plus one when it grew).
+    TooLarge(u64),
+    /// Reading failed.
+    Io(io::Error),
+}
+
+/// Reads all of `file`, a regular file of at most `max_bytes`.
+pub(crate) fn read_regular(file: std::fs::File, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    if meta.len() > max_bytes {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    // The file may grow between `fstat` and the read: read at most one byte
+    // past the bound so growth is detected without an unbounded read.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    let size = bytes.len() as u64;
+    if size > max_bytes {
+        return Err(ReadError::TooLarge(size));
+    }
+    Ok(bytes)
+}
+
+/// `O_NONBLOCK` where it exists (opening never waits), else no flags.
+pub(crate) const fn nonblocking_flag() -> i32 {
+    #[cfg(unix)]
+    {
+        libc::O_NONBLOCK
+    }
+    #[cfg(not(unix))]
+    {
+        0
+    }
+}
+
+/// True when opening failed because the path is a socket or a device
+/// without a driver (`ENXIO`): not an artifact, rather than a denial.
+pub(crate) fn is_not_openable(err: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        err.raw_os_error() == Some(libc::ENXIO)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = err;
+        false
+    }
+}

@@ -1,0 +1,292 @@
+//! Loading bounds benchmark: prints one table.
+//!
+//! `cargo bench -p verdict-tests --bench load_bounds`
+//!
+//! Each row loads one generated component (no compile cache) in a fresh
+//! child process (this binary, re-executed) and reports the load's wall time
+//! and the extra host memory it took: peak resident set (`VmHWM`) after the
+//! load minus the resident set just before it. Rows:
+//! - the compile bomb of issue 12 (100,000 tiny functions), refused by the
+//!   [`LoadLimits`] census before compiling;
+//! - the worst inputs the default [`LoadLimits`] admit, by shape: as many
+//!   functions as allowed (tiny, or all escaping through a table so each
+//!   also gets a trampoline), as many maximal function bodies as fit in the
+//!   size limit (straight-line arithmetic, many live locals, deep nesting),
+//!   and as many functions as allowed sharing the size limit.
+//!
+//! Target (issue 12): every admitted input loads in at most 5 s and 256 MiB.
+
+use std::io::Write;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use verdict_sandbox::{HostConfig, LoadLimits, VerifierHost};
+use verdict_tests::core_guest;
+
+const CHILD_ENV: &str = "VERDICT_LOAD_BOUNDS_CHILD";
+
+/// A `/proc/self/status` field in KiB (0 where there is none).
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status.lines().find_map(|line| {
+                line.strip_prefix(field)?
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// Child: load the component at `path`; print `micros extra_kib outcome`.
+fn child_main(path: &str) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{e}"));
+    let host = VerifierHost::new(HostConfig {
+        pooling: false,
+        ..HostConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let before = status_kib("VmRSS:");
+    let started = Instant::now();
+    let outcome = match host.load_bytes(&bytes) {
+        Ok(_) => "loaded".to_owned(),
+        Err(e) => format!("refused: {e}"),
+    };
+    let elapsed = started.elapsed();
+    let peak = status_kib("VmHWM:");
+    println!(
+        "{} {} {outcome}",
+        elapsed.as_micros(),
+        peak.saturating_sub(before)
+    );
+}
+
+/// A function body (text) of about `bytes` encoded bytes, by shape.
+fn body(shape: Shape, bytes: usize) -> String {
+    let mut out = String::new();
+    match shape {
+        // `local.get 0, i32.const 7, i32.add, local.set 0`: 7 bytes.
+        Shape::Arithmetic => {
+            out.push_str("(local i32)\n");
+            for _ in 0..bytes / 7 {
+                out.push_str("local.get 0 i32.const 7 i32.add local.set 0\n");
+            }
+        }
+        // 1,000 i64 locals, each updated from two others: ~11 bytes a step,
+        // every local live across the whole body.
+        Shape::Locals => {
+            out.push_str("(local");
+            for _ in 0..1000 {
+                out.push_str(" i64");
+            }
+            out.push_str(")\n");
+            for i in 0..bytes / 11 {
+                let (a, b, c) = (i % 1000, (i * 7 + 1) % 1000, (i * 13 + 2) % 1000);
+                out.push_str(&format!(
+                    "local.get {a} local.get {b} i64.add local.set {c}\n"
+                ));
+            }
+        }
+        // `branches` branch instructions: blocks, each with a conditional
+        // branch out (2 branches, 8 bytes a level), nested `depth` deep.
+        Shape::Nested { branches, depth } => {
+            out.push_str("(local i32)\n");
+            let levels = branches / 2;
+            for run in 0..levels.div_ceil(depth) {
+                let depth = depth.min(levels - run * depth);
+                for _ in 0..depth {
+                    out.push_str("block local.get 0 br_if 0 ");
+                }
+                for _ in 0..depth {
+                    out.push_str("end ");
+                }
+                out.push('\n');
+            }
+        }
+        // Calls to the function itself and memory accesses: 9 bytes a step.
+        Shape::Calls => {
+            out.push_str("(local i32)\n");
+            for _ in 0..bytes / 9 {
+                out.push_str("i32.const 0 i32.load local.set 0 call $f{i}\n");
+            }
+        }
+        // Loops, each with a conditional branch back: 2 branches a level.
+        Shape::Loops { branches } => {
+            out.push_str("(local i32)\n");
+            for _ in 0..branches / 2 {
+                out.push_str("loop local.get 0 i32.const 1 i32.sub local.tee 0 br_if 0 end\n");
+            }
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy)]
+enum Shape {
+    Arithmetic,
+    Locals,
+    Nested { branches: usize, depth: usize },
+    Loops { branches: usize },
+    Calls,
+}
+
+/// The good core verifier plus `count` functions whose bodies are about
+/// `bytes` each; with `table`, every one is also placed in a table.
+fn component(count: usize, shape: Shape, bytes: usize, table: bool) -> Vec<u8> {
+    let one = format!("  (func $f{{i}} {})\n", body(shape, bytes));
+    let mut items = String::with_capacity(one.len() * count);
+    for i in 0..count {
+        items.push_str(&one.replace("{i}", &i.to_string()));
+    }
+    if table {
+        items.push_str(&format!("  (table {count} funcref)\n  (elem (i32.const 0)"));
+        for i in 0..count {
+            items.push_str(&format!(" $f{i}"));
+        }
+        items.push_str(")\n");
+    }
+    core_guest::component(&core_guest::with_items(&core_guest::source("good"), &items))
+}
+
+fn main() {
+    if let Some(path) = std::env::var_os(CHILD_ENV) {
+        child_main(&path.to_string_lossy());
+        return;
+    }
+    let limits = LoadLimits::default();
+    let budget = limits.max_compile_cost * 97 / 100; // the verifier's own functions, headers
+    // Functions of one shape that fit the compile-cost budget, by the
+    // documented estimate (loops, other branches, body bytes per function).
+    let fit = |loops: u64, others: u64, calls: u64, bytes: u64| {
+        let branches = loops + others;
+        let one = 200 + bytes + 100 * loops + 25 * calls + 10 * others + branches * branches / 50;
+        usize::try_from(budget / one)
+            .unwrap_or(0)
+            .min(limits.max_functions as usize - 2)
+    };
+    let fn_bytes = limits.max_function_bytes as usize - 64;
+    // The largest k (branches in one function, half loops) within budget.
+    let one_fn_branches = |loop_share: u64| {
+        let mut k = 2u64;
+        while {
+            let loops = k * loop_share / 2;
+            let others = k - loops;
+            200 + 7 * k + 100 * loops + 10 * others + k * k / 50
+        } < budget
+        {
+            k += 2;
+        }
+        usize::try_from(k - 2).unwrap_or(0)
+    };
+    let calls_fit = fit(0, 0, fn_bytes as u64 / 9, fn_bytes as u64).max(1);
+    let big_loops = one_fn_branches(1);
+    let big_blocks = one_fn_branches(0);
+    let loops = |n: usize, branches: usize| component(n, Shape::Loops { branches }, 0, false);
+    let blocks = |n: usize, branches: usize, depth: usize| {
+        component(n, Shape::Nested { branches, depth }, 0, false)
+    };
+    let cases: Vec<(String, Vec<u8>)> = vec![
+        (
+            "compile bomb: 100,000 tiny functions (issue 12)".into(),
+            component(100_000, Shape::Arithmetic, 0, false),
+        ),
+        (
+            format!("{} tiny functions, all in a table", fit(0, 0, 0, 6)),
+            component(fit(0, 0, 0, 6), Shape::Arithmetic, 0, true),
+        ),
+        (
+            format!(
+                "{} functions of ~{fn_bytes} bytes (arithmetic)",
+                fit(0, 0, 0, fn_bytes as u64)
+            ),
+            component(
+                fit(0, 0, 0, fn_bytes as u64),
+                Shape::Arithmetic,
+                fn_bytes,
+                false,
+            ),
+        ),
+        (
+            format!(
+                "{} functions of ~{fn_bytes} bytes (1,000 live locals)",
+                fit(0, 0, 0, fn_bytes as u64)
+            ),
+            component(
+                fit(0, 0, 0, fn_bytes as u64),
+                Shape::Locals,
+                fn_bytes,
+                false,
+            ),
+        ),
+        (
+            format!("{calls_fit} functions of ~{fn_bytes} bytes (calls and loads)"),
+            component(calls_fit, Shape::Calls, fn_bytes, false),
+        ),
+        (
+            format!("{} functions of 50 loops", fit(50, 50, 0, 610)),
+            loops(fit(50, 50, 0, 610), 100),
+        ),
+        (
+            format!("1 function of {big_loops} branches (loops)"),
+            loops(1, big_loops),
+        ),
+        (
+            format!(
+                "{} functions of 500 branches (flat blocks)",
+                fit(0, 500, 0, 1760)
+            ),
+            blocks(fit(0, 500, 0, 1760), 500, 1),
+        ),
+        (
+            format!("1 function of {big_blocks} branches (flat blocks)"),
+            blocks(1, big_blocks, 1),
+        ),
+        (
+            format!("1 function of {big_blocks} branches (nested 500 deep)"),
+            blocks(1, big_blocks, 500),
+        ),
+    ];
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    println!("limits: {limits:?}");
+    println!("| input | size | load time | extra memory | outcome |");
+    println!("|---|---|---|---|---|");
+    let mut worst = (Duration::ZERO, 0u64);
+    for (name, bytes) in cases {
+        let path = dir.path().join("component.wasm");
+        let mut file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
+        file.write_all(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        drop(file);
+        let out = Command::new(&exe)
+            .env(CHILD_ENV, &path)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let line = String::from_utf8_lossy(&out.stdout);
+        let mut parts = line.trim().splitn(3, ' ');
+        let micros: u64 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let kib: u64 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let outcome = parts.next().unwrap_or("child failed").to_owned();
+        let time = Duration::from_micros(micros);
+        if outcome == "loaded" {
+            worst = (worst.0.max(time), worst.1.max(kib));
+        }
+        let time_text = if time < Duration::from_millis(100) {
+            format!("{:.2} ms", time.as_secs_f64() * 1e3)
+        } else {
+            format!("{:.3} s", time.as_secs_f64())
+        };
+        println!(
+            "| {name} | {:.2} MiB | {time_text} | {:.1} MiB | {outcome} |",
+            bytes.len() as f64 / (1024.0 * 1024.0),
+            kib as f64 / 1024.0
+        );
+    }
+    println!(
+        "\nworst admitted load: {:.3} s, {:.1} MiB extra (target: <= 5 s, <= 256 MiB)",
+        worst.0.as_secs_f64(),
+        worst.1 as f64 / 1024.0
+    );
+}

@@ -1,0 +1,291 @@
+//! Hostile guests that wait in host imports, read the clocks, flood stderr,
+//! spin in their allocator or find a FIFO among the artifacts: each ends by
+//! its deadline with its typed class and its fuel reported, and the same
+//! host then serves the good verifier.
+//!
+//! Durations are compared only against bounds many times the deadline (they
+//! tell "stopped at the deadline" from "ran to the end of a 10 s sleep");
+//! the precise overshoot is measured by the sandbox benchmark.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+use verdict_policy::CheckPacket;
+use verdict_sandbox::{CancelHandle, CheckError, DirStore, Limits, Tenant, Verifier};
+use verdict_tests::{
+    assert_good_verifier_still_works, core_guest, guests, host, load, read_packet, ready_tenant,
+};
+
+fn tenant_with(limits: Limits) -> Tenant {
+    let (tenant, _) = ready_tenant("hostile");
+    tenant.with_limits(limits)
+}
+
+fn host_calls() -> Verifier {
+    load(guests::HOSTILE_HOST_CALLS)
+}
+
+/// The read packet with `command` as its output text.
+fn command(command: &str) -> CheckPacket {
+    let mut packet = read_packet();
+    packet.output_text = command.into();
+    packet
+}
+
+fn deadline(ms: u64) -> Limits {
+    Limits {
+        timeout_ms: ms,
+        fuel: u64::MAX / 2,
+        ..Limits::default()
+    }
+}
+
+/// Runs `f` on a thread and waits at most 60 s for it, so that a hang is
+/// a failure rather than a stuck test run.
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the call returned within a minute")
+}
+
+#[test]
+fn a_sleep_past_the_deadline_is_stopped_at_the_deadline() {
+    let verifier = host_calls();
+    let outcome = within_a_minute(move || {
+        verifier.check(
+            &tenant_with(deadline(200)),
+            &command("sleep-ms 10000"),
+            None,
+        )
+    });
+    assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 200 }));
+    assert!(
+        outcome.metrics.duration < Duration::from_secs(5),
+        "stopped at the deadline, not after the 10 s sleep: {:?}",
+        outcome.metrics.duration
+    );
+    assert_good_verifier_still_works();
+}
+
+#[test]
+fn a_sleep_of_a_hundred_thousand_seconds_is_stopped_at_the_deadline() {
+    let verifier = host_calls();
+    let outcome = within_a_minute(move || {
+        verifier.check(
+            &tenant_with(deadline(100)),
+            &command("sleep-ms 100000000"),
+            None,
+        )
+    });
+    assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 100 }));
+    assert_good_verifier_still_works();
+}
+
+#[test]
+fn a_sleep_within_the_deadline_completes() {
+    let outcome = host_calls().check(&tenant_with(deadline(5_000)), &command("sleep-ms 5"), None);
+    let verdict = outcome.result.unwrap();
+    assert_eq!(verdict.reason.as_deref(), Some("woke up"));
+}
+
+#[test]
+fn stdin_is_closed_and_reading_it_returns_at_once() {
+    let outcome = host_calls().check(&tenant_with(deadline(5_000)), &command("stdin"), None);
+    let verdict = outcome.result.unwrap();
+    assert_eq!(verdict.reason.as_deref(), Some("stdin=Ok(0)"));
+}
+
+#[test]
+fn cancellation_wakes_and_stops_a_sleeping_guest() {
+    let verifier = host_calls();
+    let cancel = CancelHandle::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            cancel.cancel();
+        })
+    };
+    let outcome = within_a_minute(move || {
+        verifier.check(
+            &tenant_with(deadline(60_000)),
+            &command("sleep-ms 10000"),
+            Some(&cancel),
+        )
+    });
+    canceller.join().unwrap();
+    assert_eq!(outcome.result, Err(CheckError::Cancelled));
+    assert!(
+        outcome.metrics.duration < Duration::from_secs(5),
+        "stopped when cancelled, not after the sleep: {:?}",
+        outcome.metrics.duration
+    );
+    assert_good_verifier_still_works();
+}
+
+#[test]
+fn eight_sleepers_time_out_while_good_checks_beside_them_pass() {
+    let sleepers: Vec<_> = (0..8)
+        .map(|_| {
+            let verifier = host_calls();
+            std::thread::spawn(move || {
+                verifier.check(
+                    &tenant_with(deadline(300)),
+                    &command("sleep-ms 10000"),
+                    None,
+                )
+            })
+        })
+        .collect();
+    let good = load(guests::ARTIFACT_READY);
+    let (tenant, _) = ready_tenant("neighbour");
+    for _ in 0..20 {
+        assert!(
+            good.check(&tenant, &read_packet(), None)
+                .result
+                .unwrap()
+                .complete
+        );
+    }
+    for sleeper in sleepers {
+        let outcome = sleeper.join().unwrap();
+        assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 300 }));
+        assert!(
+            outcome.metrics.duration < Duration::from_secs(5),
+            "stopped at the deadline, not after the 10 s sleep: {:?}",
+            outcome.metrics.duration
+        );
+    }
+}
+
+#[test]
+fn fuel_burned_before_a_deadline_is_reported() {
+    let outcome =
+        load(guests::HOSTILE_SPIN).check(&tenant_with(deadline(200)), &read_packet(), None);
+    assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 200 }));
+    // A spin burns billions of units per second; before the fix about 2k
+    // (the fuel of the last call made) were reported.
+    assert!(
+        outcome.metrics.fuel_used > 10_000_000,
+        "fuel used: {}",
+        outcome.metrics.fuel_used
+    );
+    assert_good_verifier_still_works();
+}
+
+#[test]
+fn an_allocator_that_never_returns_is_stopped_with_its_fuel_reported() {
+    let (verifier, _) = host()
+        .load_bytes(&core_guest::load("realloc-spin"))
+        .unwrap();
+    let outcome =
+        within_a_minute(move || verifier.check(&tenant_with(deadline(200)), &read_packet(), None));
+    assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 200 }));
+    assert!(
+        outcome.metrics.fuel_used > 10_000_000,
+        "fuel used: {}",
+        outcome.metrics.fuel_used
+    );
+    assert_good_verifier_still_works();
+}
+
+#[test]
+fn fuel_is_exact_when_it_runs_out_in_the_allocator() {
+    let (verifier, _) = host()
+        .load_bytes(&core_guest::load("realloc-spin"))
+        .unwrap();
+    let limits = Limits {
+        fuel: 3_000_000,
+        timeout_ms: 60_000,
+        ..Limits::default()
+    };
+    let outcome = verifier.check(&tenant_with(limits), &read_packet(), None);
+    assert_eq!(
+        outcome.result,
+        Err(CheckError::OutOfFuel { budget: 3_000_000 })
+    );
+    assert_eq!(outcome.metrics.fuel_used, 3_000_000);
+}
+
+#[test]
+fn a_stderr_flood_leaves_a_tail_of_at_most_4_kib_cut_on_a_character() {
+    // 0 to 3 trailing bytes: one of the four shifts the 4 KiB window off
+    // the emoji's boundaries, whatever the panic message's length.
+    for xs in 0..4 {
+        let outcome = host_calls().check(
+            &tenant_with(Limits::default()),
+            &command(&format!("stderr-flood 8 {xs}")),
+            None,
+        );
+        match outcome.result {
+            Err(CheckError::Trap { kind, stderr_tail }) => {
+                assert_eq!(kind.code(), "unreachable");
+                assert!(stderr_tail.len() <= 4096, "{} bytes", stderr_tail.len());
+                assert!(
+                    !stderr_tail.contains('\u{FFFD}'),
+                    "no character is split: {:?}",
+                    stderr_tail.chars().take(4).collect::<String>()
+                );
+                assert!(stderr_tail.contains("flooded stderr"), "{stderr_tail:?}");
+                assert!(stderr_tail.starts_with('😀'), "{xs}");
+            }
+            other => panic!("expected a trap, got {other:?}"),
+        }
+    }
+    assert_good_verifier_still_works();
+}
+
+#[test]
+fn the_clocks_are_virtual_coarse_and_fixed_for_the_call() {
+    let outcome = host_calls().check(&tenant_with(deadline(5_000)), &command("clocks"), None);
+    let verdict = outcome.result.unwrap();
+    let reason = verdict.reason.unwrap();
+    let field = |name: &str| {
+        reason
+            .split(';')
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("{name} in {reason}"))
+            .to_owned()
+    };
+    // The wall clock does not move during the call, and it is the call's
+    // start as recorded in the metrics.
+    assert_eq!(field("same_wall"), "true", "{reason}");
+    assert_eq!(
+        field("wall_ms").parse::<u64>().unwrap(),
+        outcome.metrics.wall_clock_ms
+    );
+    // Monotonic time has a 1 ms resolution.
+    let slept: u64 = field("slept_ns").parse().unwrap();
+    assert_eq!(slept % 1_000_000, 0, "{reason}");
+    assert!(slept >= 2_000_000, "{reason}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_among_the_artifacts_is_not_found_and_never_blocks() {
+    let root = tempfile::tempdir().unwrap();
+    let fifo = root.path().join("A42");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let tenant = Tenant::new(
+        "fifo",
+        Limits::default(),
+        Arc::new(DirStore::open(root.path()).unwrap()),
+    );
+    let verifier = load(guests::ARTIFACT_READY);
+    let outcome = within_a_minute(move || verifier.check(&tenant, &read_packet(), None));
+    let verdict = outcome.result.unwrap();
+    assert!(!verdict.complete);
+    assert_eq!(
+        verdict.reason.as_deref(),
+        Some("artifact A42 does not exist")
+    );
+    assert_good_verifier_still_works();
+}
