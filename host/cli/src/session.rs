@@ -10,7 +10,7 @@ use verdict_agent::{Agent, ConnectorRegistry};
 use verdict_policy::{CompletionChecker, LoopPolicy, ProgressChecker};
 use verdict_providers::{Connector, ConnectorConfig, Credential};
 use verdict_sandbox::WasmChecker;
-use verdict_sandbox::{DirStore, Limits, Tenant, Verifier, VerifierHost};
+use verdict_sandbox::{DirStore, Tenant, Verifier, VerifierHost};
 
 /// Why a session could not be set up; nothing ran.
 #[derive(Debug, thiserror::Error)]
@@ -143,16 +143,7 @@ impl Checkers {
                 format!("cannot open {}: {e}", root.display()),
             )
         })?;
-        let mut limits = Limits::default();
-        if let Some(fuel) = section.limits.fuel {
-            limits.fuel = fuel;
-        }
-        if let Some(ms) = section.limits.timeout_ms {
-            limits.timeout_ms = ms;
-        }
-        if let Some(mib) = section.limits.memory_mib {
-            limits.memory_bytes = mib.saturating_mul(1024 * 1024);
-        }
+        let limits = section.limits.to_limits();
         let tenant = Tenant::new(name.to_owned(), limits, Arc::new(store));
         let mut checkers = Self::default();
         if let Some(spec) = &section.completion {
