@@ -4,8 +4,11 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use verdict_policy::{CheckPacket, Effect, Observation, Outcome, OutcomeStatus};
-use verdict_sandbox::{HostConfig, Limits, MemoryStore, Tenant, Verifier, VerifierHost};
+use verdict_policy::{
+    CheckContext, CheckPacket, Effect, MAX_OUTPUT_CHARS, Observation, ObservedOutcome,
+    OutcomeStatus, PacketParts,
+};
+use verdict_sandbox::{HostConfig, Limits, LoadedVerifier, MemoryStore, Tenant, VerifierHost};
 
 /// `pub const NAME: &str` (absolute `.wasm` path) per guest, plus `ALL`.
 pub mod guests {
@@ -86,7 +89,7 @@ pub fn host() -> &'static VerifierHost {
 }
 
 /// Loads a guest by path with the shared host.
-pub fn load(path: &str) -> Verifier {
+pub fn load(path: &str) -> LoadedVerifier {
     host()
         .load_file(path)
         .unwrap_or_else(|e| panic!("{path} loads: {e}"))
@@ -107,7 +110,7 @@ pub fn observation(tool: &str, call: &str, effect: Effect, status: OutcomeStatus
         tool_name: tool.into(),
         call_id: call.into(),
         effect,
-        outcome: Some(Outcome {
+        outcome: Some(ObservedOutcome {
             status,
             failure: None,
             executed: status == OutcomeStatus::Succeeded,
@@ -116,9 +119,10 @@ pub fn observation(tool: &str, call: &str, effect: Effect, status: OutcomeStatus
     }
 }
 
-/// A packet whose history holds one successful `read_artifact` call.
-pub fn read_packet() -> CheckPacket {
-    CheckPacket {
+/// The fields of a packet whose history holds one successful
+/// `read_artifact` call (change them, then [`check_packet`]).
+pub fn read_parts() -> PacketParts {
+    PacketParts {
         execution_id: "exec-test".into(),
         iteration: 2,
         output_text: "A42 is ready.".into(),
@@ -135,11 +139,21 @@ pub fn read_packet() -> CheckPacket {
     }
 }
 
+/// `parts` as a packet, which must be within every bound.
+pub fn check_packet(parts: PacketParts) -> CheckPacket {
+    CheckPacket::from_parts(parts).expect("a packet within every bound")
+}
+
+/// A packet whose history holds one successful `read_artifact` call.
+pub fn read_packet() -> CheckPacket {
+    check_packet(read_parts())
+}
+
 /// The largest packet the spec allows: 100 observations and 32,768
 /// characters of output.
 pub fn max_packet() -> CheckPacket {
-    let mut packet = read_packet();
-    packet.output_text = "x".repeat(verdict_policy::packet::MAX_OUTPUT_CHARS);
+    let mut packet = read_parts();
+    packet.output_text = "x".repeat(MAX_OUTPUT_CHARS);
     packet.observations = (0..100)
         .map(|i| {
             observation(
@@ -156,14 +170,14 @@ pub fn max_packet() -> CheckPacket {
         .collect();
     packet.observed_tool_calls = 250;
     packet.observations_truncated = true;
-    packet
+    check_packet(packet)
 }
 
 /// Asserts that the shared host still serves the good verifier correctly.
 pub fn assert_good_verifier_still_works() {
     let verifier = load(guests::ARTIFACT_READY);
     let (tenant, _) = ready_tenant("good");
-    let outcome = verifier.check(&tenant, &read_packet(), None);
+    let outcome = verifier.check(&tenant, &read_packet(), &CheckContext::new());
     let verdict = outcome.result.expect("good verifier answers");
     assert!(verdict.complete, "good verifier completes: {verdict:?}");
 }

@@ -8,9 +8,9 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use verdict_policy::VerdictError;
+use verdict_policy::{CheckContext, VerdictError};
 use verdict_sandbox::{CheckError, Limits};
-use verdict_tests::{guests, load, read_packet, ready_tenant};
+use verdict_tests::{check_packet, guests, load, read_parts, ready_tenant};
 
 /// The system allocator, counting live bytes and their peak.
 struct Counting;
@@ -47,13 +47,14 @@ fn an_oversized_reason_is_not_copied_into_the_host() {
         memory_bytes: 128 * 1024 * 1024,
         ..Limits::default()
     });
-    let mut packet = read_packet();
+    let mut packet = read_parts();
     packet.output_text = "reason-mib 64".into();
+    let packet = check_packet(packet);
     // Warm up (first call, lazy statics), then measure a second call.
-    let _ = verifier.check(&tenant, &packet, None);
+    let _ = verifier.check(&tenant, &packet, &CheckContext::new());
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
-    let outcome = verifier.check(&tenant, &packet, None);
+    let outcome = verifier.check(&tenant, &packet, &CheckContext::new());
     let extra = PEAK.load(Ordering::Relaxed) - before;
     assert_eq!(
         outcome.result,

@@ -4,12 +4,10 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use verdict_policy::VerdictError;
-use verdict_sandbox::{
-    CancelHandle, CheckError, DirStore, Limits, LoadError, MemoryStore, Tenant, TrapKind,
-};
+use verdict_policy::{CancelHandle, CheckContext, CheckPacket, PacketError, VerdictError};
+use verdict_sandbox::{CheckError, DirStore, Limits, LoadError, MemoryStore, Tenant, TrapKind};
 use verdict_tests::{
-    assert_good_verifier_still_works, guests, host, load, read_packet, ready_tenant,
+    assert_good_verifier_still_works, guests, host, load, read_packet, read_parts, ready_tenant,
 };
 
 fn tenant_with(limits: Limits) -> Tenant {
@@ -19,7 +17,7 @@ fn tenant_with(limits: Limits) -> Tenant {
 
 fn check_err(path: &str, limits: Limits) -> CheckError {
     let verifier = load(path);
-    let outcome = verifier.check(&tenant_with(limits), &read_packet(), None);
+    let outcome = verifier.check(&tenant_with(limits), &read_packet(), &CheckContext::new());
     outcome.result.expect_err("hostile verifier must fail")
 }
 
@@ -67,14 +65,22 @@ fn cancellation_stops_a_spinning_guest_before_its_deadline() {
             cancel.cancel();
         })
     };
-    let outcome = verifier.check(&tenant, &read_packet(), Some(&cancel));
+    let outcome = verifier.check(
+        &tenant,
+        &read_packet(),
+        &CheckContext::new().with_cancel(cancel.clone()),
+    );
     canceller.join().unwrap();
     assert_eq!(outcome.result, Err(CheckError::Cancelled));
     // Stopped by cancellation, far from the 60 s deadline: the wall clock
     // is reported, not asserted against a tight bound.
     assert!(outcome.metrics.duration < Duration::from_secs(30));
     // A handle cancelled before the call stops it without running the guest.
-    let outcome = verifier.check(&tenant, &read_packet(), Some(&cancel));
+    let outcome = verifier.check(
+        &tenant,
+        &read_packet(),
+        &CheckContext::new().with_cancel(cancel.clone()),
+    );
     assert_eq!(outcome.result, Err(CheckError::Cancelled));
     assert_eq!(outcome.metrics.fuel_used, 0);
     assert_good_verifier_still_works();
@@ -89,12 +95,16 @@ fn a_timeout_in_one_call_does_not_fail_concurrent_calls() {
             timeout_ms: 100,
             ..Limits::default()
         });
-        spin.check(&tenant, &read_packet(), None).result
+        spin.check(&tenant, &read_packet(), &CheckContext::new())
+            .result
     });
     let good = load(guests::ARTIFACT_READY);
     let (tenant, _) = ready_tenant("neighbour");
     for _ in 0..50 {
-        let verdict = good.check(&tenant, &read_packet(), None).result.unwrap();
+        let verdict = good
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result
+            .unwrap();
         assert!(verdict.complete);
     }
     assert_eq!(
@@ -110,7 +120,7 @@ fn unbounded_allocation_hits_the_memory_cap() {
         ..Limits::default()
     };
     let verifier = load(guests::HOSTILE_ALLOC_BOMB);
-    let outcome = verifier.check(&tenant_with(limits), &read_packet(), None);
+    let outcome = verifier.check(&tenant_with(limits), &read_packet(), &CheckContext::new());
     assert_eq!(
         outcome.result,
         Err(CheckError::OutOfMemory {
@@ -174,7 +184,7 @@ fn reading_another_tenants_artifacts_or_escaping_the_root_is_refused() {
     let tenant = Tenant::new("a", Limits::default(), store);
     let verifier = load(guests::HOSTILE_CROSS_TENANT);
     let verdict = verifier
-        .check(&tenant, &read_packet(), None)
+        .check(&tenant, &read_packet(), &CheckContext::new())
         .result
         .unwrap();
     assert!(!verdict.complete, "no foreign bytes may be read");
@@ -192,7 +202,10 @@ fn reading_another_tenants_artifacts_or_escaping_the_root_is_refused() {
         Limits::default(),
         Arc::new(DirStore::open(&tenant_b).unwrap()),
     );
-    let verdict = verifier.check(&other, &read_packet(), None).result.unwrap();
+    let verdict = verifier
+        .check(&other, &read_packet(), &CheckContext::new())
+        .result
+        .unwrap();
     assert!(verdict.complete, "own artifact is readable: {verdict:?}");
     assert_good_verifier_still_works();
 }
@@ -206,7 +219,7 @@ fn reads_per_call_are_capped() {
             ..Limits::default()
         }),
         &read_packet(),
-        None,
+        &CheckContext::new(),
     );
     let verdict = outcome.result.unwrap();
     assert_eq!(
@@ -261,21 +274,20 @@ fn a_core_module_is_refused_at_load() {
 
 #[test]
 fn oversized_packets_are_refused_before_the_guest_runs() {
-    let verifier = load(guests::ARTIFACT_READY);
-    let (tenant, _) = ready_tenant("big");
-    let mut packet = read_packet();
+    // A verifier is only ever handed a `CheckPacket`, which cannot be over
+    // 1 MiB: the packet is refused where it is made, before any guest runs.
+    let mut packet = read_parts();
     packet.task_state = Some(verdict_policy::TaskStateSnapshot {
         host_scope: "user:1".into(),
         revision: 1,
         generation: 0,
         payload: serde_json::json!({ "blob": "y".repeat(1024 * 1024) }),
     });
-    let outcome = verifier.check(&tenant, &packet, None);
     assert!(matches!(
-        outcome.result,
-        Err(CheckError::PacketTooLarge { .. })
+        CheckPacket::from_parts(packet),
+        Err(PacketError::TooLarge { .. })
     ));
-    assert_eq!(outcome.metrics.fuel_used, 0);
+    assert_good_verifier_still_works();
 }
 
 #[test]
@@ -285,12 +297,15 @@ fn memory_store_tenants_are_isolated_from_each_other() {
     let empty = Tenant::new("empty", Limits::default(), Arc::new(MemoryStore::new()));
     assert!(
         verifier
-            .check(&ready, &read_packet(), None)
+            .check(&ready, &read_packet(), &CheckContext::new())
             .result
             .unwrap()
             .complete
     );
-    let verdict = verifier.check(&empty, &read_packet(), None).result.unwrap();
+    let verdict = verifier
+        .check(&empty, &read_packet(), &CheckContext::new())
+        .result
+        .unwrap();
     assert!(!verdict.complete);
     assert_eq!(
         verdict.feedback.as_deref(),
@@ -302,7 +317,7 @@ fn memory_store_tenants_are_isolated_from_each_other() {
 fn progress_key_over_the_bound_is_invalid() {
     let verifier = load(guests::HOSTILE_HUGE_PROGRESS_KEY);
     let (tenant, _) = ready_tenant("keys");
-    let outcome = verifier.progress_key(&tenant, &read_packet(), None);
+    let outcome = verifier.progress_key(&tenant, &read_packet(), &CheckContext::new());
     assert_eq!(
         outcome.result,
         Err(CheckError::InvalidProgressKey { chars: 4001 })

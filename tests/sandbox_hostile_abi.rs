@@ -6,10 +6,11 @@
 //! good verifier.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use verdict_policy::{CheckPacket, VerdictError};
-use verdict_sandbox::{CheckError, Limits, LoadError, Tenant, Verifier};
+use verdict_policy::{CheckContext, CheckPacket, VerdictError};
+use verdict_sandbox::{CheckError, Limits, LoadError, LoadedVerifier, Tenant};
 use verdict_tests::{
-    assert_good_verifier_still_works, core_guest, guests, host, load, read_packet, ready_tenant,
+    assert_good_verifier_still_works, check_packet, core_guest, guests, host, load, read_packet,
+    read_parts, ready_tenant,
 };
 
 fn tenant_with(limits: Limits) -> Tenant {
@@ -17,7 +18,7 @@ fn tenant_with(limits: Limits) -> Tenant {
     tenant.with_limits(limits)
 }
 
-fn core(name: &str) -> Verifier {
+fn core(name: &str) -> LoadedVerifier {
     host()
         .load_bytes(&core_guest::load(name))
         .unwrap_or_else(|e| panic!("{name} loads: {e}"))
@@ -25,9 +26,9 @@ fn core(name: &str) -> Verifier {
 }
 
 /// The error code and trap kind code of a failed check.
-fn failure(verifier: &Verifier, limits: Limits) -> (String, String) {
+fn failure(verifier: &LoadedVerifier, limits: Limits) -> (String, String) {
     match verifier
-        .check(&tenant_with(limits), &read_packet(), None)
+        .check(&tenant_with(limits), &read_packet(), &CheckContext::new())
         .result
     {
         Ok(v) => panic!("expected a failure, got {v:?}"),
@@ -38,7 +39,11 @@ fn failure(verifier: &Verifier, limits: Limits) -> (String, String) {
 
 #[test]
 fn a_hand_written_core_module_is_a_working_verifier() {
-    let outcome = core("good").check(&tenant_with(Limits::default()), &read_packet(), None);
+    let outcome = core("good").check(
+        &tenant_with(Limits::default()),
+        &read_packet(),
+        &CheckContext::new(),
+    );
     let verdict = outcome.result.unwrap();
     assert!(verdict.complete);
     assert_eq!(verdict.reason.as_deref(), Some("ok"));
@@ -65,7 +70,11 @@ fn invalid_answers_are_traps_with_their_kind() {
 #[test]
 fn the_trap_names_the_value_at_fault() {
     let result = core("invalid-utf8")
-        .check(&tenant_with(Limits::default()), &read_packet(), None)
+        .check(
+            &tenant_with(Limits::default()),
+            &read_packet(),
+            &CheckContext::new(),
+        )
         .result;
     let message = result.unwrap_err().to_string();
     assert_eq!(message, "verifier trapped: invalid UTF-8 in verdict.reason");
@@ -73,8 +82,11 @@ fn the_trap_names_the_value_at_fault() {
 
 #[test]
 fn a_progress_key_outside_memory_is_an_invalid_pointer() {
-    let outcome =
-        core("key-oob").progress_key(&tenant_with(Limits::default()), &read_packet(), None);
+    let outcome = core("key-oob").progress_key(
+        &tenant_with(Limits::default()),
+        &read_packet(),
+        &CheckContext::new(),
+    );
     match outcome.result {
         Err(CheckError::Trap { kind, .. }) => assert_eq!(kind.code(), "invalid_pointer"),
         other => panic!("expected a trap, got {other:?}"),
@@ -243,16 +255,20 @@ fn a_component_within_the_limits_loads_and_runs() {
         .load_bytes(&core_guest::component(&with_functions(2_000)))
         .unwrap();
     let verdict = verifier
-        .check(&tenant_with(Limits::default()), &read_packet(), None)
+        .check(
+            &tenant_with(Limits::default()),
+            &read_packet(),
+            &CheckContext::new(),
+        )
         .result
         .unwrap();
     assert!(verdict.complete);
 }
 
 fn command(command: &str) -> CheckPacket {
-    let mut packet = read_packet();
+    let mut packet = read_parts();
     packet.output_text = command.into();
-    packet
+    check_packet(packet)
 }
 
 fn big_memory() -> Limits {
@@ -269,7 +285,7 @@ fn a_hundred_mib_reason_feedback_or_key_is_refused_with_its_length() {
     let tenant = tenant_with(big_memory());
     assert_eq!(
         verifier
-            .check(&tenant, &command("reason-mib 100"), None)
+            .check(&tenant, &command("reason-mib 100"), &CheckContext::new())
             .result,
         Err(CheckError::InvalidVerdict(VerdictError::ReasonTooLong {
             chars: MIB_100
@@ -277,7 +293,7 @@ fn a_hundred_mib_reason_feedback_or_key_is_refused_with_its_length() {
     );
     assert_eq!(
         verifier
-            .check(&tenant, &command("feedback-mib 100"), None)
+            .check(&tenant, &command("feedback-mib 100"), &CheckContext::new())
             .result,
         Err(CheckError::InvalidVerdict(VerdictError::FeedbackTooLong {
             chars: MIB_100
@@ -285,7 +301,7 @@ fn a_hundred_mib_reason_feedback_or_key_is_refused_with_its_length() {
     );
     assert_eq!(
         verifier
-            .progress_key(&tenant, &command("key-mib 100"), None)
+            .progress_key(&tenant, &command("key-mib 100"), &CheckContext::new())
             .result,
         Err(CheckError::InvalidProgressKey { chars: MIB_100 })
     );

@@ -11,10 +11,11 @@
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
-use verdict_policy::CheckPacket;
-use verdict_sandbox::{CancelHandle, CheckError, DirStore, Limits, Tenant, Verifier};
+use verdict_policy::{CancelHandle, CheckContext, CheckPacket};
+use verdict_sandbox::{CheckError, DirStore, Limits, LoadedVerifier, Tenant};
 use verdict_tests::{
-    assert_good_verifier_still_works, core_guest, guests, host, load, read_packet, ready_tenant,
+    assert_good_verifier_still_works, check_packet, core_guest, guests, host, load, read_packet,
+    read_parts, ready_tenant,
 };
 
 fn tenant_with(limits: Limits) -> Tenant {
@@ -22,15 +23,15 @@ fn tenant_with(limits: Limits) -> Tenant {
     tenant.with_limits(limits)
 }
 
-fn host_calls() -> Verifier {
+fn host_calls() -> LoadedVerifier {
     load(guests::HOSTILE_HOST_CALLS)
 }
 
 /// The read packet with `command` as its output text.
 fn command(command: &str) -> CheckPacket {
-    let mut packet = read_packet();
+    let mut packet = read_parts();
     packet.output_text = command.into();
-    packet
+    check_packet(packet)
 }
 
 fn deadline(ms: u64) -> Limits {
@@ -59,7 +60,7 @@ fn a_sleep_past_the_deadline_is_stopped_at_the_deadline() {
         verifier.check(
             &tenant_with(deadline(200)),
             &command("sleep-ms 10000"),
-            None,
+            &CheckContext::new(),
         )
     });
     assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 200 }));
@@ -78,7 +79,7 @@ fn a_sleep_of_a_hundred_thousand_seconds_is_stopped_at_the_deadline() {
         verifier.check(
             &tenant_with(deadline(100)),
             &command("sleep-ms 100000000"),
-            None,
+            &CheckContext::new(),
         )
     });
     assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 100 }));
@@ -87,14 +88,22 @@ fn a_sleep_of_a_hundred_thousand_seconds_is_stopped_at_the_deadline() {
 
 #[test]
 fn a_sleep_within_the_deadline_completes() {
-    let outcome = host_calls().check(&tenant_with(deadline(5_000)), &command("sleep-ms 5"), None);
+    let outcome = host_calls().check(
+        &tenant_with(deadline(5_000)),
+        &command("sleep-ms 5"),
+        &CheckContext::new(),
+    );
     let verdict = outcome.result.unwrap();
     assert_eq!(verdict.reason.as_deref(), Some("woke up"));
 }
 
 #[test]
 fn stdin_is_closed_and_reading_it_returns_at_once() {
-    let outcome = host_calls().check(&tenant_with(deadline(5_000)), &command("stdin"), None);
+    let outcome = host_calls().check(
+        &tenant_with(deadline(5_000)),
+        &command("stdin"),
+        &CheckContext::new(),
+    );
     let verdict = outcome.result.unwrap();
     assert_eq!(verdict.reason.as_deref(), Some("stdin=Ok(0)"));
 }
@@ -114,7 +123,7 @@ fn cancellation_wakes_and_stops_a_sleeping_guest() {
         verifier.check(
             &tenant_with(deadline(60_000)),
             &command("sleep-ms 10000"),
-            Some(&cancel),
+            &CheckContext::new().with_cancel(cancel.clone()),
         )
     });
     canceller.join().unwrap();
@@ -136,7 +145,7 @@ fn eight_sleepers_time_out_while_good_checks_beside_them_pass() {
                 verifier.check(
                     &tenant_with(deadline(300)),
                     &command("sleep-ms 10000"),
-                    None,
+                    &CheckContext::new(),
                 )
             })
         })
@@ -145,7 +154,7 @@ fn eight_sleepers_time_out_while_good_checks_beside_them_pass() {
     let (tenant, _) = ready_tenant("neighbour");
     for _ in 0..20 {
         assert!(
-            good.check(&tenant, &read_packet(), None)
+            good.check(&tenant, &read_packet(), &CheckContext::new())
                 .result
                 .unwrap()
                 .complete
@@ -164,8 +173,11 @@ fn eight_sleepers_time_out_while_good_checks_beside_them_pass() {
 
 #[test]
 fn fuel_burned_before_a_deadline_is_reported() {
-    let outcome =
-        load(guests::HOSTILE_SPIN).check(&tenant_with(deadline(200)), &read_packet(), None);
+    let outcome = load(guests::HOSTILE_SPIN).check(
+        &tenant_with(deadline(200)),
+        &read_packet(),
+        &CheckContext::new(),
+    );
     assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 200 }));
     // A spin burns billions of units per second; before the fix about 2k
     // (the fuel of the last call made) were reported.
@@ -182,8 +194,13 @@ fn an_allocator_that_never_returns_is_stopped_with_its_fuel_reported() {
     let (verifier, _) = host()
         .load_bytes(&core_guest::load("realloc-spin"))
         .unwrap();
-    let outcome =
-        within_a_minute(move || verifier.check(&tenant_with(deadline(200)), &read_packet(), None));
+    let outcome = within_a_minute(move || {
+        verifier.check(
+            &tenant_with(deadline(200)),
+            &read_packet(),
+            &CheckContext::new(),
+        )
+    });
     assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 200 }));
     assert!(
         outcome.metrics.fuel_used > 10_000_000,
@@ -203,7 +220,7 @@ fn fuel_is_exact_when_it_runs_out_in_the_allocator() {
         timeout_ms: 60_000,
         ..Limits::default()
     };
-    let outcome = verifier.check(&tenant_with(limits), &read_packet(), None);
+    let outcome = verifier.check(&tenant_with(limits), &read_packet(), &CheckContext::new());
     assert_eq!(
         outcome.result,
         Err(CheckError::OutOfFuel { budget: 3_000_000 })
@@ -219,7 +236,7 @@ fn a_stderr_flood_leaves_a_tail_of_at_most_4_kib_cut_on_a_character() {
         let outcome = host_calls().check(
             &tenant_with(Limits::default()),
             &command(&format!("stderr-flood 8 {xs}")),
-            None,
+            &CheckContext::new(),
         );
         match outcome.result {
             Err(CheckError::Trap { kind, stderr_tail }) => {
@@ -241,7 +258,11 @@ fn a_stderr_flood_leaves_a_tail_of_at_most_4_kib_cut_on_a_character() {
 
 #[test]
 fn the_clocks_are_virtual_coarse_and_fixed_for_the_call() {
-    let outcome = host_calls().check(&tenant_with(deadline(5_000)), &command("clocks"), None);
+    let outcome = host_calls().check(
+        &tenant_with(deadline(5_000)),
+        &command("clocks"),
+        &CheckContext::new(),
+    );
     let verdict = outcome.result.unwrap();
     let reason = verdict.reason.unwrap();
     let field = |name: &str| {
@@ -280,7 +301,8 @@ fn a_fifo_among_the_artifacts_is_not_found_and_never_blocks() {
         Arc::new(DirStore::open(root.path()).unwrap()),
     );
     let verifier = load(guests::ARTIFACT_READY);
-    let outcome = within_a_minute(move || verifier.check(&tenant, &read_packet(), None));
+    let outcome =
+        within_a_minute(move || verifier.check(&tenant, &read_packet(), &CheckContext::new()));
     let verdict = outcome.result.unwrap();
     assert!(!verdict.complete);
     assert_eq!(

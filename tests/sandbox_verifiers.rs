@@ -3,11 +3,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use std::sync::Arc;
-use verdict_policy::{Effect, OutcomeStatus};
+use verdict_policy::{CheckContext, Effect, OutcomeStatus};
 use verdict_sandbox::{
     CheckError, HostConfig, Limits, LoadSource, MemoryStore, Role, Tenant, VerifierHost, WasmKind,
 };
-use verdict_tests::{guests, host, load, max_packet, observation, read_packet, ready_tenant};
+use verdict_tests::{
+    check_packet, guests, host, load, max_packet, observation, read_packet, read_parts,
+    ready_tenant,
+};
 
 #[test]
 fn artifact_ready_needs_both_the_artifact_and_a_successful_read() {
@@ -15,17 +18,21 @@ fn artifact_ready_needs_both_the_artifact_and_a_successful_read() {
     assert!(verifier.has_completion() && !verifier.has_progress());
     let (tenant, store) = ready_tenant("t");
 
-    let outcome = verifier.check(&tenant, &read_packet(), None);
+    let outcome = verifier.check(&tenant, &read_packet(), &CheckContext::new());
     assert!(outcome.result.unwrap().complete);
     assert_eq!(outcome.metrics.artifact_reads, 1);
     assert!(outcome.metrics.fuel_used > 0);
     assert!(outcome.metrics.peak_memory_bytes > 0);
 
     // Premature prose: no read observed.
-    let mut premature = read_packet();
+    let mut premature = read_parts();
     premature.observations.clear();
     premature.observed_tool_calls = 0;
-    let verdict = verifier.check(&tenant, &premature, None).result.unwrap();
+    let premature = check_packet(premature);
+    let verdict = verifier
+        .check(&tenant, &premature, &CheckContext::new())
+        .result
+        .unwrap();
     assert!(!verdict.complete);
     assert_eq!(
         verdict.feedback.as_deref(),
@@ -33,11 +40,12 @@ fn artifact_ready_needs_both_the_artifact_and_a_successful_read() {
     );
 
     // A failed read does not count.
-    let mut failed = read_packet();
+    let mut failed = read_parts();
     failed.observations[0] = observation("read_artifact", "c", Effect::Read, OutcomeStatus::Failed);
+    let failed = check_packet(failed);
     assert!(
         !verifier
-            .check(&tenant, &failed, None)
+            .check(&tenant, &failed, &CheckContext::new())
             .result
             .unwrap()
             .complete
@@ -47,7 +55,7 @@ fn artifact_ready_needs_both_the_artifact_and_a_successful_read() {
     store.insert("A42", br#"{"ready":false}"#.to_vec()).unwrap();
     assert!(
         !verifier
-            .check(&tenant, &read_packet(), None)
+            .check(&tenant, &read_packet(), &CheckContext::new())
             .result
             .unwrap()
             .complete
@@ -57,7 +65,7 @@ fn artifact_ready_needs_both_the_artifact_and_a_successful_read() {
     store.insert("A42", br#"{"ready":true}"#.to_vec()).unwrap();
     assert!(
         verifier
-            .check(&tenant, &max_packet(), None)
+            .check(&tenant, &max_packet(), &CheckContext::new())
             .result
             .unwrap()
             .complete
@@ -72,7 +80,7 @@ fn artifact_over_the_per_read_limit_is_not_evidence() {
         artifact_bytes_per_read: 4,
         ..Limits::default()
     });
-    let outcome = verifier.check(&tenant, &read_packet(), None);
+    let outcome = verifier.check(&tenant, &read_packet(), &CheckContext::new());
     assert!(!outcome.result.unwrap().complete);
     assert_eq!(outcome.metrics.artifact_bytes, 0);
 }
@@ -82,7 +90,7 @@ fn receipt_required_needs_a_successful_write_and_its_receipt() {
     let verifier = load(guests::RECEIPT_REQUIRED);
     let store = Arc::new(MemoryStore::new());
     let tenant = Tenant::new("t", Limits::default(), store.clone());
-    let mut packet = read_packet();
+    let mut packet = read_parts();
     packet.observations = vec![observation(
         "save",
         "w1",
@@ -90,9 +98,10 @@ fn receipt_required_needs_a_successful_write_and_its_receipt() {
         OutcomeStatus::Succeeded,
     )];
     packet.observed_tool_calls = 1;
+    let packet = check_packet(packet);
     assert!(
         !verifier
-            .check(&tenant, &packet, None)
+            .check(&tenant, &packet, &CheckContext::new())
             .result
             .unwrap()
             .complete
@@ -100,12 +109,15 @@ fn receipt_required_needs_a_successful_write_and_its_receipt() {
     store
         .insert("receipts/w1.json", br#"{"call_id":"w1"}"#.to_vec())
         .unwrap();
-    let verdict = verifier.check(&tenant, &packet, None).result.unwrap();
+    let verdict = verifier
+        .check(&tenant, &packet, &CheckContext::new())
+        .result
+        .unwrap();
     assert!(verdict.complete, "{verdict:?}");
     // Without the write observation the receipt alone is not enough.
     assert!(
         !verifier
-            .check(&tenant, &read_packet(), None)
+            .check(&tenant, &read_packet(), &CheckContext::new())
             .result
             .unwrap()
             .complete
@@ -118,8 +130,8 @@ fn revision_progress_key_follows_the_artifact_revision() {
     assert!(verifier.has_progress() && !verifier.has_completion());
     let store = Arc::new(MemoryStore::new());
     let tenant = Tenant::new("t", Limits::default(), store.clone());
-    let key = |v: &verdict_sandbox::Verifier| {
-        v.progress_key(&tenant, &read_packet(), None)
+    let key = |v: &verdict_sandbox::LoadedVerifier| {
+        v.progress_key(&tenant, &read_packet(), &CheckContext::new())
             .result
             .unwrap()
     };
@@ -130,7 +142,9 @@ fn revision_progress_key_follows_the_artifact_revision() {
     store.insert("A42", b"v2".to_vec()).unwrap();
     assert_ne!(key(&verifier), first);
     assert_eq!(
-        verifier.check(&tenant, &read_packet(), None).result,
+        verifier
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result,
         Err(CheckError::Unsupported("completion"))
     );
 }
@@ -142,18 +156,18 @@ fn one_component_can_implement_both_roles() {
     let (tenant, store) = ready_tenant("t");
     assert!(
         verifier
-            .check(&tenant, &read_packet(), None)
+            .check(&tenant, &read_packet(), &CheckContext::new())
             .result
             .unwrap()
             .complete
     );
     let before = verifier
-        .progress_key(&tenant, &read_packet(), None)
+        .progress_key(&tenant, &read_packet(), &CheckContext::new())
         .result
         .unwrap();
     store.insert("A42", b"{}".to_vec()).unwrap();
     let after = verifier
-        .progress_key(&tenant, &read_packet(), None)
+        .progress_key(&tenant, &read_packet(), &CheckContext::new())
         .result
         .unwrap();
     assert_ne!(before, after);
@@ -178,7 +192,7 @@ fn compile_cache_is_used_and_a_damaged_entry_is_recompiled() {
     let (tenant, _) = ready_tenant("t");
     assert!(
         verifier
-            .check(&tenant, &read_packet(), None)
+            .check(&tenant, &read_packet(), &CheckContext::new())
             .result
             .unwrap()
             .complete
@@ -195,7 +209,7 @@ fn compile_cache_is_used_and_a_damaged_entry_is_recompiled() {
     assert_eq!(source, LoadSource::Compiled);
     assert!(
         verifier
-            .check(&tenant, &read_packet(), None)
+            .check(&tenant, &read_packet(), &CheckContext::new())
             .result
             .unwrap()
             .complete
@@ -247,17 +261,20 @@ fn inspect_reports_roles_imports_and_acceptance() {
 
 #[test]
 fn wasm_checker_serves_the_policy_traits_and_sums_metrics() {
+    use futures::executor::block_on;
     use std::sync::Mutex;
     use verdict_policy::{CheckerError, CompletionChecker, ProgressChecker};
     use verdict_sandbox::{CheckerTotals, WasmChecker};
+
+    let ctx = CheckContext::new();
 
     let totals = Arc::new(Mutex::new(CheckerTotals::default()));
     let (tenant, _) = ready_tenant("t");
     let both =
         WasmChecker::new(load(guests::GOOD_BOTH), tenant.clone()).with_totals(totals.clone());
-    assert!(both.check(&read_packet()).unwrap().complete);
+    assert!(block_on(both.check(&read_packet(), &ctx)).unwrap().complete);
     assert_eq!(
-        ProgressChecker::progress_key(&both, &read_packet())
+        block_on(ProgressChecker::progress_key(&both, &read_packet(), &ctx))
             .unwrap()
             .len(),
         1
@@ -270,7 +287,10 @@ fn wasm_checker_serves_the_policy_traits_and_sums_metrics() {
     });
     let spin =
         WasmChecker::new(load(guests::HOSTILE_SPIN), spin_tenant).with_totals(totals.clone());
-    assert_eq!(spin.check(&read_packet()), Err(CheckerError::OutOfFuel));
+    assert_eq!(
+        block_on(spin.check(&read_packet(), &ctx)),
+        Err(CheckerError::OutOfFuel)
+    );
 
     let totals = totals.lock().unwrap().clone();
     assert_eq!(

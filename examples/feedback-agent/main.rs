@@ -17,12 +17,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures::StreamExt;
 use serde_json::json;
 use verdict_agent::{
-    Agent, AgentEvent, ConnectorRegistry, RunOptions, Tool, ToolError, ToolOutcome, WasmChecker,
+    Agent, AgentEvent, ConnectorRegistry, RunOptions, Tool, ToolError, ToolOutcome,
 };
-use verdict_policy::{CheckPacket, CheckerError, CompletionChecker, Effect, LoopPolicy, Verdict};
+use verdict_policy::{
+    CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect, LoopPolicy,
+    Verdict,
+};
 use verdict_providers::fake::{FakeProvider, Script, Turn};
 use verdict_providers::{Connector, Protocol};
-use verdict_sandbox::{DirStore, Limits, Tenant};
+use verdict_sandbox::{DirStore, Limits, Tenant, WasmChecker};
 use verdict_tests::{guests, load};
 
 /// Complete only when every checker says so; the first incomplete verdict
@@ -30,16 +33,23 @@ use verdict_tests::{guests, load};
 struct AllOf(Vec<Arc<dyn CompletionChecker>>);
 
 impl CompletionChecker for AllOf {
-    fn check(&self, packet: &CheckPacket) -> Result<Verdict, CheckerError> {
-        let mut last = None;
-        for checker in &self.0 {
-            let verdict = checker.check(packet)?;
-            if !verdict.complete {
-                return Ok(verdict);
+    fn check<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, Verdict> {
+        Box::pin(async move {
+            let mut last = None;
+            for checker in &self.0 {
+                // Each gets the same context: one deadline for them all.
+                let verdict = checker.check(packet, ctx).await?;
+                if !verdict.complete {
+                    return Ok(verdict);
+                }
+                last = Some(verdict);
             }
-            last = Some(verdict);
-        }
-        last.ok_or_else(|| CheckerError::Failed("no checkers".into()))
+            last.ok_or_else(|| CheckerError::Failed("no checkers".into()))
+        })
     }
 
     fn identity(&self) -> String {
@@ -128,13 +138,11 @@ async fn main() {
         .max_iterations(6)
         .tool(read)
         .tool(publish)
-        .loop_policy(
-            LoopPolicy {
-                max_recovery_attempts: 2,
-                ..LoopPolicy::default()
-            }
-            .with_completion(Arc::new(checker)),
-        )
+        .loop_policy(LoopPolicy {
+            max_recovery_attempts: 2,
+            ..LoopPolicy::default()
+        })
+        .completion_checker(Arc::new(checker))
         .build()
         .unwrap();
 

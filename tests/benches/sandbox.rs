@@ -21,7 +21,7 @@ use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use verdict_policy::{CheckPacket, OutcomeStatus, Verdict};
+use verdict_policy::{CheckContext, CheckPacket, OutcomeStatus, Verdict};
 use verdict_sandbox::{CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost};
 use verdict_tests::{guests, max_packet, read_packet};
 
@@ -113,7 +113,7 @@ fn stats(mut samples: Vec<Duration>) -> Stats {
     }
 }
 
-fn verifier_for(host: &VerifierHost, wasm: &[u8]) -> verdict_sandbox::Verifier {
+fn verifier_for(host: &VerifierHost, wasm: &[u8]) -> verdict_sandbox::LoadedVerifier {
     host.load_bytes(wasm).unwrap_or_else(|e| panic!("{e}")).0
 }
 
@@ -168,7 +168,7 @@ fn main() {
             let stats = measure(
                 3000,
                 timed(|| {
-                    let v = verifier.check(&tenant, packet, None).result;
+                    let v = verifier.check(&tenant, packet, &CheckContext::new()).result;
                     assert!(v.is_ok_and(|v| v.complete));
                 }),
             );
@@ -289,7 +289,7 @@ fn main() {
     rows.push((
         "(e) overshoot past a 10 ms deadline, spinning guest".into(),
         measure(200, || {
-            let outcome = spin.check(&spin_tenant, &small, None);
+            let outcome = spin.check(&spin_tenant, &small, &CheckContext::new());
             assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 10 }));
             outcome.metrics.duration.saturating_sub(deadline)
         }),
@@ -303,10 +303,11 @@ fn main() {
         timeout_ms: 100,
         ..Limits::default()
     });
-    let mut sleep_packet = small.clone();
+    let mut sleep_packet = small.clone().into_parts();
     sleep_packet.output_text = "sleep-ms 100000000".into();
-    let sleep_once = |v: &verdict_sandbox::Verifier| {
-        let outcome = v.check(&sleep_tenant, &sleep_packet, None);
+    let sleep_packet = CheckPacket::from_parts(sleep_packet).unwrap_or_else(|e| panic!("{e}"));
+    let sleep_once = |v: &verdict_sandbox::LoadedVerifier| {
+        let outcome = v.check(&sleep_tenant, &sleep_packet, &CheckContext::new());
         assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 100 }));
         outcome.metrics.duration
     };
@@ -326,7 +327,7 @@ fn main() {
         let mut good_times = Vec::new();
         while sleepers.iter().any(|s| !s.is_finished()) {
             let t = Instant::now();
-            let v = good.check(&tenant, &small, None).result;
+            let v = good.check(&tenant, &small, &CheckContext::new()).result;
             assert!(
                 v.is_ok_and(|v| v.complete),
                 "a good check beside the sleepers failed"

@@ -17,14 +17,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use verdict_agent::{
-    Agent, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError, WasmChecker,
+    Agent, Checkers, CompletionFn, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError,
 };
-use verdict_policy::{CompletionChecker, CompletionFn, Effect, LoopPolicy, Verdict};
+use verdict_policy::{CompletionChecker, Effect, LoopPolicy, Verdict};
 use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, Turn};
 use verdict_providers::{Connector, Model, Protocol};
-use verdict_sandbox::{Limits, MemoryStore, Tenant};
+use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
 const TURNS: u32 = 5;
+
+/// A run's policy and checkers (`None`: no policy).
+type Managed = Option<(LoopPolicy, Checkers)>;
 
 fn turns() -> Vec<Turn> {
     let mut turns: Vec<Turn> = (1..TURNS)
@@ -46,14 +49,14 @@ fn read_tool() -> Tool {
     .with_effect(Effect::Read)
 }
 
-fn agent(model: Arc<dyn Model>, policy: Option<LoopPolicy>) -> Agent {
+fn agent(model: Arc<dyn Model>, managed: Managed) -> Agent {
     let mut builder = Agent::builder()
         .model(model)
         .model_name("bench")
         .tool(read_tool())
         .max_iterations(TURNS + 1);
-    if let Some(policy) = policy {
-        builder = builder.loop_policy(policy);
+    if let Some((policy, checkers)) = managed {
+        builder = builder.loop_policy(policy).checkers(checkers);
     }
     builder.build().unwrap()
 }
@@ -66,7 +69,7 @@ fn complete() -> Verdict {
     }
 }
 
-async fn per_turn(name: &str, policy: Option<LoopPolicy>, runs: u32) -> (String, f64, f64) {
+async fn per_turn(name: &str, policy: Managed, runs: u32) -> (String, f64, f64) {
     // Rounds of `runs` executions; report the median and best round.
     let mut rounds = Vec::new();
     for _ in 0..7 {
@@ -97,7 +100,7 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-async fn concurrent(executions: usize, policy: Option<LoopPolicy>) -> (f64, Duration) {
+async fn concurrent(executions: usize, policy: Managed) -> (f64, Duration) {
     let script = Script {
         conversations: (0..executions)
             .map(|i| Conversation {
@@ -117,8 +120,8 @@ async fn concurrent(executions: usize, policy: Option<LoopPolicy>) -> (f64, Dura
                 .model_name("bench")
                 .tool(read_tool())
                 .max_iterations(TURNS + 1);
-            if let Some(policy) = policy.clone() {
-                builder = builder.loop_policy(policy);
+            if let Some((policy, checkers)) = policy.clone() {
+                builder = builder.loop_policy(policy).checkers(checkers);
             }
             builder.build().unwrap()
         })
@@ -148,30 +151,36 @@ async fn concurrent(executions: usize, policy: Option<LoopPolicy>) -> (f64, Dura
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let native: Arc<dyn CompletionChecker> =
-        Arc::new(CompletionFn(|_: &verdict_policy::CheckPacket| {
-            Ok(complete())
-        }));
+        Arc::new(CompletionFn::new(|_: &_, _: &_| Ok(complete())));
     let store = Arc::new(MemoryStore::new());
     store
         .insert("A42", br#"{"id":"A42","ready":true}"#.to_vec())
         .unwrap();
-    let wasm = Arc::new(WasmChecker::new(
+    let wasm: Arc<dyn CompletionChecker> = Arc::new(WasmChecker::new(
         verdict_tests::load(verdict_tests::guests::ARTIFACT_READY),
         Tenant::new("bench", Limits::default(), store),
     ));
 
     let rows = vec![
         per_turn("no policy", None, 200).await,
-        per_turn("empty policy", Some(LoopPolicy::default()), 200).await,
+        per_turn(
+            "empty policy",
+            Some((LoopPolicy::default(), Checkers::new())),
+            200,
+        )
+        .await,
         per_turn(
             "policy + native checker",
-            Some(LoopPolicy::default().with_completion(native.clone())),
+            Some((
+                LoopPolicy::default(),
+                Checkers::new().with_completion(native.clone()),
+            )),
             200,
         )
         .await,
         per_turn(
             "policy + wasm verifier (artifact-ready)",
-            Some(LoopPolicy::default().with_completion(wasm)),
+            Some((LoopPolicy::default(), Checkers::new().with_completion(wasm))),
             200,
         )
         .await,
@@ -194,7 +203,10 @@ async fn main() {
         ("none", None),
         (
             "native checker",
-            Some(LoopPolicy::default().with_completion(native.clone())),
+            Some((
+                LoopPolicy::default(),
+                Checkers::new().with_completion(native.clone()),
+            )),
         ),
     ] {
         let (rate, elapsed) = concurrent(1_000, policy).await;

@@ -1,17 +1,20 @@
 //! Helper models for native checkers: a checker may call a model only
 //! through a [`HelperModel`] configured explicitly, with its own explicit
-//! call budget.
+//! call budget, and within the check's [`CheckContext`].
 
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use verdict_policy::CheckerError;
-use verdict_providers::{CallContext, Message, Model, ModelRequest, ProviderError};
+use verdict_policy::{CheckContext, CheckerError};
+use verdict_providers::{
+    AttemptRefusal, CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError,
+};
 
-use crate::agent::{BUDGET_SPENT, CallBudget};
+use crate::agent::CallBudget;
 
 /// A helper call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HelperError {
     /// The helper's call budget is spent.
     #[error("the helper call budget of {max_calls} calls is spent")]
@@ -19,21 +22,29 @@ pub enum HelperError {
         /// The budget.
         max_calls: u32,
     },
-    /// Called outside a tokio runtime (checkers run on the runtime's
-    /// blocking threads, where this cannot happen).
+    /// Called outside a tokio runtime (model connectors need one).
     #[error("the helper was called outside a tokio runtime")]
     NoRuntime,
-    /// The helper's cancellation token was cancelled.
+    /// The check was cancelled.
     #[error("the helper call was cancelled")]
     Cancelled,
+    /// The check's deadline passed before the helper answered.
+    #[error("the helper call ran past the check's deadline")]
+    Timeout,
     /// The helper model call failed.
     #[error("helper model call failed: {0}")]
     Provider(ProviderError),
 }
 
+/// A helper failure as the checker's error: cancellation and the deadline
+/// keep their class, anything else is a checker failure.
 impl From<HelperError> for CheckerError {
     fn from(error: HelperError) -> Self {
-        CheckerError::Failed(error.to_string())
+        match error {
+            HelperError::Cancelled => CheckerError::Cancelled,
+            HelperError::Timeout => CheckerError::Timeout,
+            other => CheckerError::Failed(other.to_string()),
+        }
     }
 }
 
@@ -48,7 +59,6 @@ pub struct HelperModel {
     instructions: Option<String>,
     max_tokens: Option<u32>,
     budget: CallBudget,
-    cancel: CancellationToken,
 }
 
 impl std::fmt::Debug for HelperModel {
@@ -69,7 +79,6 @@ impl HelperModel {
             instructions: None,
             max_tokens: None,
             budget,
-            cancel: CancellationToken::new(),
         }
     }
 
@@ -85,25 +94,22 @@ impl HelperModel {
         self
     }
 
-    /// Cancelling `cancel` ends helper calls (pass the run's token so a
-    /// cancelled or timed-out check does not leave a call running).
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
-        self.cancel = cancel;
-        self
-    }
-
     /// The helper's budget.
     pub fn budget(&self) -> &CallBudget {
         &self.budget
     }
 
-    /// Asks the helper `prompt` (one user message, no tools) and returns
-    /// its text. Blocks the calling thread: call it from a checker (which
-    /// runs on a blocking thread), not from async code.
-    pub fn ask(&self, prompt: &str) -> Result<String, HelperError> {
+    /// Asks the helper `prompt` (one user message, no tools) within `ctx`,
+    /// the context of the check that consults it: the call ends with
+    /// [`HelperError::Cancelled`] when the check is cancelled and with
+    /// [`HelperError::Timeout`] at the check's deadline (the model call is
+    /// cancelled either way). Returns the answer's text.
+    pub async fn ask(&self, prompt: &str, ctx: &CheckContext) -> Result<String, HelperError> {
         // Connectors need the runtime's IO and timer drivers.
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| HelperError::NoRuntime)?;
-        let _entered = runtime.enter();
+        tokio::runtime::Handle::try_current().map_err(|_| HelperError::NoRuntime)?;
+        if ctx.is_cancelled() {
+            return Err(HelperError::Cancelled);
+        }
         let request = ModelRequest {
             model: self.model_name.clone(),
             instructions: self.instructions.clone(),
@@ -113,28 +119,33 @@ impl HelperModel {
             output_schema: None,
             max_tokens: self.max_tokens,
         };
-        let ctx = CallContext {
-            cancel: self.cancel.clone(),
+        let cancel = CancellationToken::new();
+        // Whichever way this call ends, a model call still running stops.
+        let _stop = cancel.clone().drop_guard();
+        let call_ctx = CallContext {
+            cancel,
             on_attempt: Some(self.budget.hook()),
         };
-        let call = async {
-            tokio::select! {
-                biased;
-                () = self.cancel.cancelled() => Err(HelperError::Cancelled),
-                answered = self.model.complete(&request, &ctx) => answered.map_err(|error| {
-                    match error {
-                        ProviderError::AttemptRefused { reason } if reason == BUDGET_SPENT => {
-                            HelperError::BudgetExhausted {
-                                max_calls: self.budget.max_calls(),
-                            }
-                        }
-                        ProviderError::Cancelled => HelperError::Cancelled,
-                        other => HelperError::Provider(other),
-                    }
-                }),
+        let call = self.model.complete(&request, &call_ctx);
+        let deadline = async {
+            match ctx.deadline() {
+                Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+                None => std::future::pending().await,
             }
         };
-        let response = futures::executor::block_on(call)?;
-        Ok(response.text.unwrap_or_default())
+        let answered: Result<ModelResponse, ProviderError> = tokio::select! {
+            biased;
+            () = ctx.cancelled() => return Err(HelperError::Cancelled),
+            () = deadline => return Err(HelperError::Timeout),
+            answered = call => answered,
+        };
+        match answered {
+            Ok(response) => Ok(response.text.unwrap_or_default()),
+            Err(ProviderError::AttemptRefused {
+                reason: AttemptRefusal::BudgetSpent { max_calls },
+            }) => Err(HelperError::BudgetExhausted { max_calls }),
+            Err(ProviderError::Cancelled) => Err(HelperError::Cancelled),
+            Err(other) => Err(HelperError::Provider(other)),
+        }
     }
 }

@@ -30,22 +30,23 @@
 //! | `helper.rs` | [`HelperModel`]: the only way a native checker calls a model |
 //! | `host.rs` | [`HostContext`]: the scope a check captures |
 //! | `task_state.rs` | [`TaskStateStore`]: the bounded task state checkers see |
-//! | `wasm_checker.rs` | [`WasmChecker`]: a wasm verifier as completion/progress checker |
+//! | `checkers.rs` | [`Checkers`]: the checkers of a run; [`CompletionFn`] / [`ProgressFn`] closure adapters |
 
 mod agent;
+mod checkers;
 mod error;
 mod helper;
 pub mod hooks;
 mod host;
 mod task_state;
 pub mod tools;
-mod wasm_checker;
 
 pub use agent::{
     Agent, AgentBuilder, AgentEvent, AgentResponse, AgentStream, AsyncDelivery, CallBudget,
     ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice,
     Route, RouteDiagnostics, RouteRequest, Router, RouterFn, RunOptions, RunStatus, SuspendedRun,
 };
+pub use checkers::{Checkers, CompletionFn, ProgressFn};
 pub use error::{AgentError, BuildError, RunError, SettledRun};
 pub use helper::{HelperError, HelperModel};
 pub use hooks::{BeforeTool, Hooks};
@@ -55,4 +56,3 @@ pub use tools::{
     AsyncSettler, ExecutionReceipt, PendingResult, PermissionPolicy, PermissionRule, SettledCall,
     Suspension, Tool, ToolContext, ToolError, ToolManager, ToolOutcome, ToolReturn,
 };
-pub use wasm_checker::WasmChecker;

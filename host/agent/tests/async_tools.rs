@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use common::{agent_on, any_object, assert_protocol_whole, completion, scripted, user_texts};
 use serde_json::json;
 use verdict_agent::{
-    AsyncDelivery, AsyncSettler, ExecutionReceipt, PendingResult, RunOptions, RunStatus, Tool,
-    ToolError, ToolOutcome, ToolReturn,
+    AsyncDelivery, AsyncSettler, Checkers, ExecutionReceipt, PendingResult, RunOptions, RunStatus,
+    Tool, ToolError, ToolOutcome, ToolReturn,
 };
 use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, StopReason, Verdict};
 use verdict_providers::fake::Turn;
@@ -42,10 +42,10 @@ fn async_tool(name: &str, effect: Effect, settle_now: bool) -> (Tool, Settlers, 
 }
 
 /// A completion checker accepting once `tool` succeeded; counts its calls.
-fn needs_success(tool: &'static str) -> (LoopPolicy, Arc<AtomicUsize>) {
+fn needs_success(tool: &'static str) -> (Checkers, Arc<AtomicUsize>) {
     let checks = Arc::new(AtomicUsize::new(0));
     let counter = checks.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         counter.fetch_add(1, Ordering::SeqCst);
         let ok = packet.observations.iter().any(|o| {
             o.tool_name == tool
@@ -57,7 +57,7 @@ fn needs_success(tool: &'static str) -> (LoopPolicy, Arc<AtomicUsize>) {
             feedback: Some(format!("Wait for {tool}.")),
         })
     }));
-    (policy, checks)
+    (checkers, checks)
 }
 
 fn delivery(id: &str, tool: &str) -> AsyncDelivery {
@@ -90,10 +90,11 @@ async fn pending_async_then_continuation_completes() {
         Turn::text("The job finished: ok."),
     ]);
     let (tool, settlers, starts) = async_tool("start_job", Effect::Write, false);
-    let (policy, checks) = needs_success("start_job");
+    let (checkers, checks) = needs_success("start_job");
     let agent = agent_on(&model)
         .tool(tool)
-        .loop_policy(policy)
+        .loop_policy(LoopPolicy::default())
+        .checkers(checkers)
         .build()
         .unwrap();
 
@@ -145,10 +146,11 @@ async fn continuation_before_the_result_stops_pending_again() {
         Turn::text("Still done."),
     ]);
     let (tool, settlers, starts) = async_tool("start_job", Effect::Write, false);
-    let (policy, checks) = needs_success("start_job");
+    let (checkers, checks) = needs_success("start_job");
     let agent = agent_on(&model)
         .tool(tool)
-        .loop_policy(policy)
+        .loop_policy(LoopPolicy::default())
+        .checkers(checkers)
         .build()
         .unwrap();
     agent.run("Run it.", RunOptions::default()).await.unwrap();
@@ -171,10 +173,11 @@ async fn normal_run_injects_queued_results_before_dispatch() {
         Turn::text("Thanks, all done."),
     ]);
     let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
-    let (policy, _) = needs_success("start_job");
+    let (checkers, _) = needs_success("start_job");
     let agent = agent_on(&model)
         .tool(tool)
-        .loop_policy(policy)
+        .loop_policy(LoopPolicy::default())
+        .checkers(checkers)
         .build()
         .unwrap();
     agent.run("Run it.", RunOptions::default()).await.unwrap();
@@ -208,10 +211,11 @@ async fn same_run_settlement_and_duplicate_deliveries_are_imported_once() {
         Turn::text("Done again."),
     ]);
     let (tool, _, _) = async_tool("start_job", Effect::Write, true);
-    let (policy, _) = needs_success("start_job");
+    let (checkers, _) = needs_success("start_job");
     let agent = agent_on(&model)
         .tool(tool)
-        .loop_policy(policy)
+        .loop_policy(LoopPolicy::default())
+        .checkers(checkers)
         .build()
         .unwrap();
     let run = agent.run("Run it.", RunOptions::default()).await.unwrap();
@@ -492,10 +496,11 @@ async fn a_legacy_delivery_of_an_awaited_call_is_imported_once() {
         Turn::text("Done."),
     ]);
     let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
-    let (policy, _) = needs_success("start_job");
+    let (checkers, _) = needs_success("start_job");
     let agent = agent_on(&model)
         .tool(tool)
-        .loop_policy(policy)
+        .loop_policy(LoopPolicy::default())
+        .checkers(checkers)
         .build()
         .unwrap();
     let first = agent.run("Run.", RunOptions::default()).await.unwrap();

@@ -15,7 +15,8 @@ use common::{assert_protocol_whole, completion};
 use futures::StreamExt;
 use serde_json::json;
 use verdict_agent::{
-    Agent, AgentEvent, AgentResponse, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolOutcome,
+    Agent, AgentEvent, AgentResponse, Checkers, ConnectorRegistry, RunOptions, RunStatus, Tool,
+    ToolOutcome,
 };
 use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, StopReason, Verdict, WorkflowStatus};
 use verdict_providers::fake::{FakeProvider, Reply, Script, ScriptedCall, Turn};
@@ -76,7 +77,8 @@ fn agent_for(registry: &ConnectorRegistry, name: &str) -> Agent {
     )
     .unwrap()
     .with_effect(Effect::Read);
-    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         let read = packet.observations.iter().any(|o| {
             o.tool_name == "read_artifact"
                 && o.outcome
@@ -96,6 +98,7 @@ fn agent_for(registry: &ConnectorRegistry, name: &str) -> Agent {
         .tool(list)
         .tool(read)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap()
 }

@@ -1,20 +1,26 @@
 //! Run cancellation while a checker runs: the run ends on the cancellation
 //! error path, never as a `checker_error` (the spec keeps that for checker
-//! errors and timeouts), and the latest diagnostics stay available.
+//! errors and timeouts), and the latest diagnostics stay available. The
+//! checker's context carries the cancellation: a wasm verifier sleeping or
+//! spinning is stopped by the sandbox at once, which reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod common;
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{agent_on, any_object, scripted};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use verdict_agent::{AgentError, RunOptions, Tool};
-use verdict_policy::{CheckerError, CompletionFn, Effect, LoopPolicy, Phase, ProgressFn, Verdict};
+use verdict_agent::{AgentError, Checkers, CompletionFn, ProgressFn, RunOptions, Tool};
+use verdict_policy::{
+    CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect, LoopPolicy,
+    Phase, Verdict,
+};
 use verdict_providers::fake::Turn;
+use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
 /// A checker gate: the checker says it started, then waits to be released
 /// (at most 10 s, so an abandoned check ends).
@@ -58,15 +64,21 @@ async fn cancel_when_started(started: mpsc::Receiver<()>, cancel: CancellationTo
 async fn cancelling_during_a_completion_check_is_not_a_checker_error() {
     let model = scripted(vec![Turn::text("Done.")]);
     let (gate, started, release) = gate();
-    let policy = LoopPolicy::default().with_completion(Arc::new(CompletionFn(move |_: &_| {
-        gate.pass();
-        Ok::<_, CheckerError>(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
-    })));
-    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    let policy = LoopPolicy::default();
+    let checkers =
+        Checkers::new().with_completion(Arc::new(CompletionFn::new(move |_: &_, _: &_| {
+            gate.pass();
+            Ok::<_, CheckerError>(Verdict {
+                complete: true,
+                reason: None,
+                feedback: None,
+            })
+        })));
+    let agent = agent_on(&model)
+        .loop_policy(policy)
+        .checkers(checkers)
+        .build()
+        .unwrap();
     let cancel = CancellationToken::new();
     let (result, ()) = tokio::join!(
         agent.run("Finish.", RunOptions::default().with_cancel(cancel.clone())),
@@ -91,7 +103,8 @@ async fn cancelling_during_a_progress_sample_is_not_a_checker_error() {
         Turn::text("never"),
     ]);
     let (gate, started, release) = gate();
-    let policy = LoopPolicy::default().with_progress(Arc::new(ProgressFn(move |_: &_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_progress(Arc::new(ProgressFn::new(move |_: &_, _: &_| {
         gate.pass();
         Ok::<_, CheckerError>("rev-1".to_owned())
     })));
@@ -101,6 +114,7 @@ async fn cancelling_during_a_progress_sample_is_not_a_checker_error() {
     let agent = agent_on(&model)
         .tool(peek)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let cancel = CancellationToken::new();
@@ -116,4 +130,100 @@ async fn cancelling_during_a_progress_sample_is_not_a_checker_error() {
     assert_eq!(diag.counters.progress_samples, 1);
     assert_eq!(diag.counters.observations, 1);
     assert_eq!(model.requests().len(), 1, "no model call after it");
+}
+
+/// A checker that reports when it starts and records what the checker it
+/// wraps answered (for a wasm verifier: the sandbox's own account).
+struct Recording {
+    inner: Arc<dyn CompletionChecker>,
+    started: tokio::sync::mpsc::UnboundedSender<()>,
+    answered: Arc<Mutex<Option<Result<Verdict, CheckerError>>>>,
+}
+
+impl CompletionChecker for Recording {
+    fn check<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, Verdict> {
+        Box::pin(async move {
+            let _ = self.started.send(());
+            let answer = self.inner.check(packet, ctx).await;
+            *self.answered.lock().unwrap() = Some(answer.clone());
+            answer
+        })
+    }
+}
+
+/// Cancels a run while the wasm verifier `guest` works on the final answer
+/// `text` under a 10 s checker deadline (and a 60 s tenant timeout, fuel
+/// for far longer): returns the run's result, what the sandbox answered,
+/// and the time from the cancellation to the run's return.
+async fn cancel_a_slow_wasm_check(
+    guest: &str,
+    text: &str,
+) -> (
+    Result<verdict_agent::AgentResponse, verdict_agent::RunError>,
+    Option<Result<Verdict, CheckerError>>,
+    Duration,
+) {
+    let model = scripted(vec![Turn::text(text)]);
+    let limits = Limits {
+        timeout_ms: 60_000,
+        fuel: u64::MAX / 2,
+        ..Limits::default()
+    };
+    let tenant = Tenant::new("slow", limits, Arc::new(MemoryStore::new()));
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let answered = Arc::new(Mutex::new(None));
+    let checker = Recording {
+        inner: Arc::new(WasmChecker::new(verdict_tests::load(guest), tenant)),
+        started: started_tx,
+        answered: answered.clone(),
+    };
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .completion_checker(Arc::new(checker))
+        .build()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let options = RunOptions::default()
+        .with_cancel(cancel.clone())
+        .with_checker_timeout(Duration::from_secs(10));
+    let canceller = async {
+        started.recv().await.expect("the check starts");
+        // Let the guest get going (into its sleep or its loop).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+        Instant::now()
+    };
+    let (result, cancelled_at) = tokio::join!(
+        async {
+            let result = agent.run("Finish.", options).await;
+            (result, Instant::now())
+        },
+        canceller,
+    );
+    let (result, returned_at) = result;
+    let answered = answered.lock().unwrap().clone();
+    (result, answered, returned_at - cancelled_at)
+}
+
+#[tokio::test]
+async fn cancelling_a_run_stops_a_sleeping_wasm_check_at_once() {
+    let (result, answered, latency) =
+        cancel_a_slow_wasm_check(verdict_tests::guests::HOSTILE_HOST_CALLS, "sleep-ms 20000").await;
+    // Reported, not asserted (machines are noisy): the target is < 50 ms.
+    eprintln!("cancel -> return, sleeping guest: {latency:?}");
+    assert_eq!(result.unwrap_err(), AgentError::Cancelled);
+    assert_eq!(answered, Some(Err(CheckerError::Cancelled)));
+}
+
+#[tokio::test]
+async fn cancelling_a_run_stops_a_spinning_wasm_check_at_once() {
+    let (result, answered, latency) =
+        cancel_a_slow_wasm_check(verdict_tests::guests::HOSTILE_SPIN, "Done.").await;
+    eprintln!("cancel -> return, spinning guest: {latency:?}");
+    assert_eq!(result.unwrap_err(), AgentError::Cancelled);
+    assert_eq!(answered, Some(Err(CheckerError::Cancelled)));
 }

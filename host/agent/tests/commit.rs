@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use common::{agent_on, any_object, assert_protocol_whole, calls, completion, scripted};
 use serde_json::{Value, json};
-use verdict_agent::{Agent, RunOptions, RunStatus, Suspension, Tool, ToolError, ToolReturn};
+use verdict_agent::{
+    Agent, Checkers, RunOptions, RunStatus, Suspension, Tool, ToolError, ToolReturn,
+};
 use verdict_policy::{Effect, LoopPolicy, Verdict};
 use verdict_providers::Message;
 use verdict_providers::fake::{Fault, ScriptedModel, Turn};
@@ -60,14 +62,19 @@ async fn assert_failed_call_leaves_no_host_message(
 #[tokio::test]
 async fn a_failed_feedback_turn_is_not_committed() {
     let model = scripted(vec![Turn::text("Done."), refused(), Turn::text("Hello.")]);
-    let policy = LoopPolicy::default().with_completion(completion(|packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(|packet| {
         Ok(Verdict {
             complete: packet.output_text == "Hello.",
             reason: None,
             feedback: Some("Not yet.".into()),
         })
     }));
-    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    let agent = agent_on(&model)
+        .loop_policy(policy)
+        .checkers(checkers)
+        .build()
+        .unwrap();
     assert_failed_call_leaves_no_host_message(&agent, &model, RunOptions::default()).await;
 }
 
@@ -141,7 +148,8 @@ async fn output_text_is_the_candidate_the_checker_judged() {
     ]);
     let judged = Arc::new(Mutex::new(Vec::new()));
     let log = judged.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         log.lock().unwrap().push(packet.output_text.clone());
         Ok(Verdict {
             complete: true,
@@ -155,6 +163,7 @@ async fn output_text_is_the_candidate_the_checker_judged() {
     let agent = agent_on(&model)
         .tool(peek)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let run = agent.run("Look.", RunOptions::default()).await.unwrap();

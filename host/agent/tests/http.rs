@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use common::completion;
 use serde_json::json;
-use verdict_agent::{Agent, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError};
+use verdict_agent::{Agent, Checkers, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError};
 use verdict_policy::{Effect, LoopPolicy, StopReason, Verdict, WorkflowStatus};
 use verdict_providers::fake::{FakeProvider, Script, Turn};
 use verdict_providers::{Connector, Message, Protocol};
@@ -46,7 +46,8 @@ fn agent_for(registry: &ConnectorRegistry, name: &str) -> Agent {
     )
     .unwrap()
     .with_effect(Effect::Read);
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |_| {
         Ok(Verdict {
             complete: verified.load(Ordering::SeqCst),
             reason: None,
@@ -59,6 +60,7 @@ fn agent_for(registry: &ConnectorRegistry, name: &str) -> Agent {
         .max_iterations(6)
         .tool(read)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap()
 }

@@ -11,7 +11,9 @@ use std::time::Duration;
 use common::{agent_on, any_object, assert_protocol_whole, completion, counting_tool, scripted};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use verdict_agent::{AgentError, CallBudget, HostContext, RunOptions, RunStatus, Tool, ToolError};
+use verdict_agent::{
+    AgentError, CallBudget, Checkers, HostContext, RunOptions, RunStatus, Tool, ToolError,
+};
 use verdict_policy::{
     CheckerErrorKind, Effect, FailureKind, HostScope, LoopPolicy, StopReason, Verdict,
 };
@@ -190,7 +192,8 @@ async fn a_scope_change_during_the_check_restarts_it_under_the_new_scope() {
     let model = scripted(vec![Turn::text("done")]);
     let checks = Arc::new(AtomicU64::new(0));
     let counted = checks.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |_| {
         counted.fetch_add(1, Ordering::SeqCst);
         Ok(Verdict {
             complete: true,
@@ -205,6 +208,7 @@ async fn a_scope_change_during_the_check_restarts_it_under_the_new_scope() {
     let agent = agent_on(&model)
         .host(host)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let response = agent.run("Finish.", RunOptions::default()).await.unwrap();
@@ -225,7 +229,8 @@ async fn a_task_generation_change_during_the_check_stops_with_state_changed() {
         generation: AtomicU64::new(0),
     });
     let bump = host.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |_| {
         bump.generation.fetch_add(1, Ordering::SeqCst);
         Ok(Verdict {
             complete: true,
@@ -236,6 +241,7 @@ async fn a_task_generation_change_during_the_check_stops_with_state_changed() {
     let agent = agent_on(&model)
         .host(host)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let response = agent.run("Finish.", RunOptions::default()).await.unwrap();
@@ -286,14 +292,19 @@ async fn tool_deadline_on_a_write_is_an_uncertain_effect() {
 #[tokio::test]
 async fn run_direct_makes_one_call_outside_the_policy() {
     let model = scripted(vec![Turn::text("managed"), Turn::text("direct")]);
-    let policy = LoopPolicy::default().with_completion(completion(|_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(|_| {
         Ok(Verdict {
             complete: true,
             reason: None,
             feedback: None,
         })
     }));
-    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    let agent = agent_on(&model)
+        .loop_policy(policy)
+        .checkers(checkers)
+        .build()
+        .unwrap();
     agent.run("first", RunOptions::default()).await.unwrap();
     let managed = agent.loop_diagnostics().unwrap();
     let direct = agent
@@ -482,7 +493,8 @@ impl HostContext for TaskHost {
 #[tokio::test]
 async fn checkers_receive_the_hosts_task_state_snapshot() {
     let model = scripted(vec![Turn::text("done")]);
-    let policy = LoopPolicy::default().with_completion(completion(|packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(|packet| {
         let ready = packet
             .task_state
             .as_ref()
@@ -496,6 +508,7 @@ async fn checkers_receive_the_hosts_task_state_snapshot() {
     let agent = agent_on(&model)
         .host(Arc::new(TaskHost))
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let response = agent.run("Finish.", RunOptions::default()).await.unwrap();

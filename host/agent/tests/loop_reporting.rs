@@ -12,10 +12,9 @@ use std::sync::{Arc, Mutex};
 use common::{agent_on, any_object, completion, scripted};
 use futures::StreamExt;
 use serde_json::json;
-use verdict_agent::{AgentEvent, HostContext, RunOptions, RunStatus, Tool};
+use verdict_agent::{AgentEvent, Checkers, HostContext, ProgressFn, RunOptions, RunStatus, Tool};
 use verdict_policy::{
-    CheckPacket, CheckerError, CheckerErrorKind, Effect, HostScope, LoopPolicy, ProgressFn,
-    StopReason, Verdict,
+    CheckPacket, CheckerError, CheckerErrorKind, Effect, HostScope, LoopPolicy, StopReason, Verdict,
 };
 use verdict_providers::fake::{Reply, ScriptedCall, Turn};
 
@@ -47,7 +46,8 @@ async fn packets_carry_the_main_loop_iteration() {
     ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         log.lock().unwrap().push(packet.iteration);
         Ok(Verdict {
             complete: packet.iteration == 3,
@@ -58,6 +58,7 @@ async fn packets_carry_the_main_loop_iteration() {
     let agent = agent_on(&model)
         .tool(peek())
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let run = agent.run("Go.", RunOptions::default()).await.unwrap();
@@ -71,13 +72,16 @@ async fn the_progress_packet_has_no_output_text() {
     let model = scripted(vec![look("p1"), Turn::text("Done.")]);
     let seen: Arc<Mutex<Vec<CheckPacket>>> = Arc::default();
     let log = seen.clone();
-    let policy = LoopPolicy::default().with_progress(Arc::new(ProgressFn(move |packet: &_| {
-        log.lock().unwrap().push(CheckPacket::clone(packet));
-        Ok::<_, CheckerError>("rev-1".to_owned())
-    })));
+    let policy = LoopPolicy::default();
+    let checkers =
+        Checkers::new().with_progress(Arc::new(ProgressFn::new(move |packet: &_, _: &_| {
+            log.lock().unwrap().push(CheckPacket::clone(packet));
+            Ok::<_, CheckerError>("rev-1".to_owned())
+        })));
     let agent = agent_on(&model)
         .tool(peek())
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let run = agent.run("Go.", RunOptions::default()).await.unwrap();
@@ -178,7 +182,8 @@ async fn a_check_restarts_at_most_four_times_under_a_changing_scope() {
     let model = scripted(vec![Turn::text("Done.")]);
     let checks = Arc::new(AtomicU64::new(0));
     let counted = checks.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |_| {
         counted.fetch_add(1, Ordering::SeqCst);
         Ok(Verdict {
             complete: true,
@@ -191,6 +196,7 @@ async fn a_check_restarts_at_most_four_times_under_a_changing_scope() {
             reads: AtomicU64::new(0),
         }))
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let run = agent.run("Finish.", RunOptions::default()).await.unwrap();

@@ -14,7 +14,7 @@ use common::{agent_on, any_object, calls, completion, scripted, user_texts};
 use futures::future::BoxFuture;
 use serde_json::json;
 use verdict_agent::{
-    AsyncSettler, PendingResult, RunOptions, RunStatus, Tool, ToolError, ToolReturn,
+    AsyncSettler, Checkers, PendingResult, RunOptions, RunStatus, Tool, ToolError, ToolReturn,
 };
 use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, Phase, StopReason, Verdict};
 use verdict_providers::fake::{ScriptedModel, Turn};
@@ -22,13 +22,17 @@ use verdict_providers::{
     CallContext, EventStream, Model, ModelRequest, ModelResponse, ProviderError,
 };
 
-/// Complete once `tool` succeeded.
-fn needs(tool: &'static str, attempts: u32) -> LoopPolicy {
+/// A policy allowing `attempts` recovery attempts.
+fn attempts(attempts: u32) -> LoopPolicy {
     LoopPolicy {
         max_recovery_attempts: attempts,
         ..LoopPolicy::default()
     }
-    .with_completion(completion(move |packet| {
+}
+
+/// Complete once `tool` succeeded.
+fn needs(tool: &'static str) -> Checkers {
+    Checkers::new().with_completion(completion(move |packet| {
         let ok = packet.observations.iter().any(|o| {
             o.tool_name == tool
                 && o.outcome.as_ref().map(|x| x.status) == Some(OutcomeStatus::Succeeded)
@@ -69,7 +73,8 @@ async fn a_tool_induced_stop_after_a_failed_call_charges_one_attempt() {
     let agent = agent_on(&model)
         .tool(read)
         .tool(submit)
-        .loop_policy(needs("read_rows", 1))
+        .loop_policy(attempts(1))
+        .checkers(needs("read_rows"))
         .build()
         .unwrap();
     let run = agent.run("Submit.", RunOptions::default()).await.unwrap();
@@ -150,7 +155,8 @@ async fn an_async_failure_imported_right_before_a_check_charges_one_attempt() {
         .model(model)
         .model_name("scripted")
         .tool(job)
-        .loop_policy(needs("start_job", 1))
+        .loop_policy(attempts(1))
+        .checkers(needs("start_job"))
         .build()
         .unwrap();
     let run = agent

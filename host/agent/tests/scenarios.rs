@@ -15,7 +15,7 @@ use common::{
 };
 use serde_json::json;
 use verdict_agent::{
-    PermissionPolicy, PermissionRule, RunOptions, RunStatus, Tool, ToolError, ToolOutcome,
+    Checkers, PermissionPolicy, PermissionRule, RunOptions, RunStatus, Tool, ToolError, ToolOutcome,
 };
 use verdict_policy::{
     CheckerError, CheckerErrorKind, Effect, FailureKind, LoopPolicy, OutcomeStatus, Phase,
@@ -61,8 +61,8 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
     let policy = LoopPolicy {
         max_recovery_attempts: 2,
         ..LoopPolicy::default()
-    }
-    .with_completion(completion(move |packet| {
+    };
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         let read_ok = packet.observations.iter().any(|o| {
             o.tool_name == "read_artifact"
                 && o.outcome.as_ref().map(|x| x.status) == Some(OutcomeStatus::Succeeded)
@@ -77,6 +77,7 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
         .max_iterations(6)
         .tool(read)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
 
@@ -311,15 +312,19 @@ async fn recovery_exhausted_after_false_verdicts_needs_input() {
     let policy = LoopPolicy {
         max_recovery_attempts: 1,
         ..LoopPolicy::default()
-    }
-    .with_completion(completion(|_| {
+    };
+    let checkers = Checkers::new().with_completion(completion(|_| {
         Ok(Verdict {
             complete: false,
             reason: Some("no artifact".into()),
             feedback: Some("Produce the artifact first.".into()),
         })
     }));
-    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    let agent = agent_on(&model)
+        .loop_policy(policy)
+        .checkers(checkers)
+        .build()
+        .unwrap();
     let response = agent.run("Make it.", RunOptions::default()).await.unwrap();
     assert_eq!(
         response.status,
@@ -371,7 +376,8 @@ async fn checker_error_stops_sanitized_and_the_agent_serves_the_next_run() {
     let model = scripted(vec![Turn::text("done"), Turn::text("done again")]);
     let calls_seen = Arc::new(AtomicUsize::new(0));
     let seen = calls_seen.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |_| {
         if seen.fetch_add(1, Ordering::SeqCst) == 0 {
             Err(CheckerError::Failed("db password=hunter2 rejected".into()))
         } else {
@@ -382,7 +388,11 @@ async fn checker_error_stops_sanitized_and_the_agent_serves_the_next_run() {
             })
         }
     }));
-    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    let agent = agent_on(&model)
+        .loop_policy(policy)
+        .checkers(checkers)
+        .build()
+        .unwrap();
 
     let first = agent.run("Finish.", RunOptions::default()).await.unwrap();
     assert_eq!(first.status, RunStatus::Stopped(StopReason::CheckerError));
@@ -400,7 +410,8 @@ async fn checker_error_stops_sanitized_and_the_agent_serves_the_next_run() {
 #[tokio::test]
 async fn checker_timeout_is_a_checker_error() {
     let model = scripted(vec![Turn::text("done")]);
-    let policy = LoopPolicy::default().with_completion(completion(|_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(|_| {
         std::thread::sleep(Duration::from_millis(500));
         Ok(Verdict {
             complete: true,
@@ -408,7 +419,11 @@ async fn checker_timeout_is_a_checker_error() {
             feedback: None,
         })
     }));
-    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    let agent = agent_on(&model)
+        .loop_policy(policy)
+        .checkers(checkers)
+        .build()
+        .unwrap();
     let options = RunOptions::default().with_checker_timeout(Duration::from_millis(20));
     let response = agent.run("Finish.", options).await.unwrap();
     assert_eq!(
@@ -466,9 +481,9 @@ async fn unchanged_progress_key_intervenes() {
         let policy = LoopPolicy {
             max_recovery_attempts: allowed,
             ..LoopPolicy::default()
-        }
-        .with_progress(Arc::new(verdict_policy::ProgressFn(
-            move |_: &verdict_policy::CheckPacket| {
+        };
+        let checkers = Checkers::new().with_progress(Arc::new(verdict_agent::ProgressFn::new(
+            move |_: &verdict_policy::CheckPacket, _: &_| {
                 counted.fetch_add(1, Ordering::SeqCst);
                 Ok("revision-1".to_owned())
             },
@@ -476,6 +491,7 @@ async fn unchanged_progress_key_intervenes() {
         let agent = agent_on(&model)
             .tool(tool)
             .loop_policy(policy)
+            .checkers(checkers)
             .build()
             .unwrap();
         let response = agent

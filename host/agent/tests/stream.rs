@@ -12,7 +12,9 @@ use std::time::Duration;
 use common::{agent_on, any_object, assert_protocol_whole, completion, scripted};
 use futures::StreamExt;
 use serde_json::json;
-use verdict_agent::{Agent, AgentError, AgentEvent, RunOptions, RunStatus, Tool, ToolError};
+use verdict_agent::{
+    Agent, AgentError, AgentEvent, Checkers, RunOptions, RunStatus, Tool, ToolError,
+};
 use verdict_policy::{Effect, LoopPolicy, Verdict, WorkflowStatus};
 use verdict_providers::Message;
 use verdict_providers::fake::{ScriptedModel, Turn};
@@ -40,7 +42,8 @@ fn story_agent() -> (Agent, Arc<ScriptedModel>) {
     })
     .unwrap()
     .with_effect(Effect::Read);
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |_| {
         Ok(Verdict {
             complete: verified.load(Ordering::SeqCst),
             reason: None,
@@ -50,6 +53,7 @@ fn story_agent() -> (Agent, Arc<ScriptedModel>) {
     let agent = agent_on(&model)
         .tool(read)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     (agent, model)

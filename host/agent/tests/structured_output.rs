@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::{agent_on, completion, scripted, user_texts};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use verdict_agent::{AgentError, AgentEvent, CallBudget, RunOptions, RunStatus};
+use verdict_agent::{AgentError, AgentEvent, CallBudget, Checkers, RunOptions, RunStatus};
 use verdict_policy::{LoopPolicy, Verdict};
 use verdict_providers::ToolChoice;
 use verdict_providers::fake::Turn;
@@ -32,7 +32,8 @@ async fn the_checker_sees_the_repaired_candidate() {
     ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         log.lock().unwrap().push(packet.output_text.clone());
         Ok(Verdict {
             complete: true,
@@ -40,7 +41,11 @@ async fn the_checker_sees_the_repaired_candidate() {
             feedback: None,
         })
     }));
-    let agent = agent_on(&model).loop_policy(policy).build().unwrap();
+    let agent = agent_on(&model)
+        .loop_policy(policy)
+        .checkers(checkers)
+        .build()
+        .unwrap();
     let budget = CallBudget::new(5);
     let run = agent
         .run(
@@ -163,7 +168,8 @@ async fn formatting_after_a_tool_induced_stop_appends_a_separate_answer() {
     ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         log.lock().unwrap().push(packet.output_text.clone());
         Ok(Verdict {
             complete: true,
@@ -174,6 +180,7 @@ async fn formatting_after_a_tool_induced_stop_appends_a_separate_answer() {
     let agent = agent_on(&model)
         .tool(submit_tool())
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let budget = CallBudget::new(5);

@@ -15,8 +15,8 @@ use common::{
 use futures::StreamExt;
 use serde_json::json;
 use verdict_agent::{
-    Agent, AgentError, AgentEvent, CallBudget, RunOptions, RunStatus, Suspension, Tool, ToolError,
-    ToolReturn,
+    Agent, AgentError, AgentEvent, CallBudget, Checkers, RunOptions, RunStatus, Suspension, Tool,
+    ToolError, ToolReturn,
 };
 use verdict_policy::{Effect, LoopPolicy, Verdict};
 use verdict_providers::fake::{ScriptedModel, Turn};
@@ -49,7 +49,8 @@ fn suspending_agent(
     let model = scripted(turns);
     let checks = Arc::new(AtomicUsize::new(0));
     let counter = checks.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
         Ok(Verdict {
             complete: true,
@@ -62,6 +63,7 @@ fn suspending_agent(
         .tool(suspending_tool())
         .tool(mail)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     (agent, model, checks, sent)

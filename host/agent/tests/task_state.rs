@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{agent_on, any_object, completion, scripted};
 use serde_json::json;
-use verdict_agent::{RunOptions, RunStatus, TaskStateStore, Tool};
+use verdict_agent::{Checkers, RunOptions, RunStatus, TaskStateStore, Tool};
 use verdict_policy::{Effect, LoopPolicy, StopReason, Verdict};
 use verdict_providers::fake::Turn;
 
@@ -33,7 +33,8 @@ async fn checker_sees_the_task_state_snapshot() {
     .with_effect(Effect::Write);
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         let state = packet.task_state.clone().unwrap();
         log.lock()
             .unwrap()
@@ -48,6 +49,7 @@ async fn checker_sees_the_task_state_snapshot() {
         .tool(tool)
         .task_state(store.clone())
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let run = agent
@@ -70,7 +72,8 @@ async fn same_revision_restore_during_a_check_stops_with_state_changed() {
     let restorer = store.clone();
     let checks = Arc::new(AtomicUsize::new(0));
     let counter = checks.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |_| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
         // The host restores the same revision while the check runs.
         restorer.restore(&restorer.snapshot()).unwrap();
@@ -83,6 +86,7 @@ async fn same_revision_restore_during_a_check_stops_with_state_changed() {
     let agent = agent_on(&model)
         .task_state(store.clone())
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let run = agent
@@ -108,7 +112,8 @@ async fn without_a_restore_the_same_check_completes() {
     let release_rx = std::sync::Mutex::new(release_rx);
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
-    let policy = LoopPolicy::default().with_completion(completion(move |packet| {
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(completion(move |packet| {
         let state = packet.task_state.clone().unwrap();
         log.lock().unwrap().push((state.revision, state.generation));
         started_tx.lock().unwrap().send(()).unwrap();
@@ -125,6 +130,7 @@ async fn without_a_restore_the_same_check_completes() {
     let agent = agent_on(&model)
         .task_state(store.clone())
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
     let host = store.clone();

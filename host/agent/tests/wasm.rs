@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{agent_on, scripted};
 use serde_json::json;
-use verdict_agent::{RunOptions, RunStatus, Tool, ToolError, WasmChecker};
+use verdict_agent::{Checkers, RunOptions, RunStatus, Tool, ToolError};
 use verdict_policy::{
     CheckerErrorKind, CompletionChecker, Effect, LoopPolicy, StopReason, WorkflowStatus,
 };
 use verdict_providers::fake::Turn;
-use verdict_sandbox::{Limits, MemoryStore, Tenant};
+use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 use verdict_tests::{guests, load};
 
 #[tokio::test]
@@ -47,10 +47,12 @@ async fn artifact_ready_verifier_completes_the_feedback_story() {
     })
     .unwrap()
     .with_effect(Effect::Read);
-    let policy = LoopPolicy::default().with_completion(checker.clone());
+    let policy = LoopPolicy::default();
+    let checkers = Checkers::new().with_completion(checker.clone());
     let agent = agent_on(&model)
         .tool(read)
         .loop_policy(policy)
+        .checkers(checkers)
         .build()
         .unwrap();
 
@@ -88,7 +90,8 @@ async fn spinning_verifier_is_a_checker_error_and_the_agent_serves_the_next_run(
     let tenant = Tenant::new("tenant-s", limits, Arc::new(MemoryStore::new()));
     let spin = Arc::new(WasmChecker::new(load(guests::HOSTILE_SPIN), tenant));
     let agent = agent_on(&model)
-        .loop_policy(LoopPolicy::default().with_completion(spin))
+        .loop_policy(LoopPolicy::default())
+        .completion_checker(spin)
         .build()
         .unwrap();
 
@@ -122,7 +125,8 @@ async fn a_verifier_out_of_fuel_is_out_of_fuel_not_a_timeout() {
     let tenant = Tenant::new("tenant-s", limits, Arc::new(MemoryStore::new()));
     let spin = Arc::new(WasmChecker::new(load(guests::HOSTILE_SPIN), tenant));
     let agent = agent_on(&model)
-        .loop_policy(LoopPolicy::default().with_completion(spin))
+        .loop_policy(LoopPolicy::default())
+        .completion_checker(spin)
         .build()
         .unwrap();
     let response = agent.run("Finish.", RunOptions::default()).await.unwrap();

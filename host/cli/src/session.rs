@@ -6,11 +6,10 @@ use crate::config::locate::Seg;
 use crate::config::{ConfigError, ConfigFile, VerifierSource};
 use crate::workspace::Workspace;
 use std::sync::Arc;
-use verdict_agent::{Agent, ConnectorRegistry};
-use verdict_policy::{CompletionChecker, LoopPolicy, ProgressChecker};
+use verdict_agent::{Agent, Checkers, ConnectorRegistry};
+use verdict_policy::LoopPolicy;
 use verdict_providers::{Connector, ConnectorConfig, Credential};
-use verdict_sandbox::WasmChecker;
-use verdict_sandbox::{DirStore, Tenant, Verifier, VerifierHost};
+use verdict_sandbox::{DirStore, LoadedVerifier, Tenant, VerifierHost, WasmChecker};
 
 /// Why a session could not be set up; nothing ran.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +30,7 @@ pub struct Session {
     pub tenant: Option<String>,
     /// Whether the run is managed by a loop policy.
     pub policy: Option<LoopPolicy>,
-    /// The tenant's checkers (also attached to `policy`).
+    /// The tenant's checkers (the agent's default checkers too).
     pub checkers: Checkers,
     /// Checker metrics of the runs.
     pub totals: Totals,
@@ -70,7 +69,7 @@ fn load_verifier(
     tenant: &str,
     field: &str,
     spec: &str,
-) -> Result<Verifier, ConfigError> {
+) -> Result<LoadedVerifier, ConfigError> {
     let at = [key("tenants"), key(tenant), key(field)];
     let bytes = match file.verifier_source(spec) {
         VerifierSource::Builtin(name) => crate::builtin::get(&name)
@@ -112,61 +111,43 @@ fn connector(file: &ConfigFile) -> Result<Connector, ConfigError> {
     Connector::new(config).map_err(|e| file.error(&at, e.to_string()))
 }
 
-/// The chosen tenant's checkers, loaded from its `.wasm` files.
-#[derive(Clone, Default)]
-pub struct Checkers {
-    /// The completion checker.
-    pub completion: Option<Arc<dyn CompletionChecker>>,
-    /// The progress checker.
-    pub progress: Option<Arc<dyn ProgressChecker>>,
-}
-
-impl Checkers {
-    /// Loads the checkers of `tenant` (none without a tenant); every `.wasm`
-    /// is read and compiled now.
-    pub fn load(
-        file: &ConfigFile,
-        host: &VerifierHost,
-        tenant: Option<&str>,
-        totals: &Totals,
-    ) -> Result<Self, ConfigError> {
-        let Some(name) = tenant else {
-            return Ok(Self::default());
-        };
-        let Some(section) = file.config.tenants.get(name) else {
-            return Ok(Self::default());
-        };
-        let root = file.resolve(&section.artifact_root);
-        let store = DirStore::open(&root).map_err(|e| {
-            file.error(
-                &[key("tenants"), key(name), key("artifact_root")],
-                format!("cannot open {}: {e}", root.display()),
-            )
-        })?;
-        let limits = section.limits.to_limits();
-        let tenant = Tenant::new(name.to_owned(), limits, Arc::new(store));
-        let mut checkers = Self::default();
-        if let Some(spec) = &section.completion {
-            let verifier = load_verifier(file, host, name, "completion", spec)?;
-            checkers.completion = Some(Arc::new(
-                WasmChecker::new(verifier, tenant.clone()).with_totals(totals.clone()),
-            ));
-        }
-        if let Some(spec) = &section.progress {
-            let verifier = load_verifier(file, host, name, "progress", spec)?;
-            checkers.progress = Some(Arc::new(
-                WasmChecker::new(verifier, tenant).with_totals(totals.clone()),
-            ));
-        }
-        Ok(checkers)
+/// Loads the checkers of `tenant` (none without a tenant) from its `.wasm`
+/// files; every `.wasm` is read and compiled now.
+pub fn load_checkers(
+    file: &ConfigFile,
+    host: &VerifierHost,
+    tenant: Option<&str>,
+    totals: &Totals,
+) -> Result<Checkers, ConfigError> {
+    let Some(name) = tenant else {
+        return Ok(Checkers::default());
+    };
+    let Some(section) = file.config.tenants.get(name) else {
+        return Ok(Checkers::default());
+    };
+    let root = file.resolve(&section.artifact_root);
+    let store = DirStore::open(&root).map_err(|e| {
+        file.error(
+            &[key("tenants"), key(name), key("artifact_root")],
+            format!("cannot open {}: {e}", root.display()),
+        )
+    })?;
+    let limits = section.limits.to_limits();
+    let tenant = Tenant::new(name.to_owned(), limits, Arc::new(store));
+    let mut checkers = Checkers::default();
+    if let Some(spec) = &section.completion {
+        let verifier = load_verifier(file, host, name, "completion", spec)?;
+        checkers.completion = Some(Arc::new(
+            WasmChecker::new(verifier, tenant.clone()).with_totals(totals.clone()),
+        ));
     }
-
-    /// `policy` with these checkers attached.
-    pub fn attach(&self, mut policy: LoopPolicy) -> LoopPolicy {
-        policy.completion = self.completion.clone();
-        policy.progress = self.progress.clone();
-        policy
+    if let Some(spec) = &section.progress {
+        let verifier = load_verifier(file, host, name, "progress", spec)?;
+        checkers.progress = Some(Arc::new(
+            WasmChecker::new(verifier, tenant).with_totals(totals.clone()),
+        ));
     }
+    Ok(checkers)
 }
 
 impl Session {
@@ -181,14 +162,11 @@ impl Session {
         let tenant = pick_tenant(file, tenant)?;
         let totals = Totals::default();
         let checkers = if config.loop_policy.is_some() {
-            Checkers::load(file, host, tenant.as_deref(), &totals)?
+            load_checkers(file, host, tenant.as_deref(), &totals)?
         } else {
             Checkers::default()
         };
-        let policy = config
-            .loop_policy
-            .clone()
-            .map(|policy| checkers.attach(policy));
+        let policy = config.loop_policy.clone();
 
         let mut registry = ConnectorRegistry::new();
         registry.register_connector(connector(file)?);
@@ -221,7 +199,9 @@ impl Session {
             }
         }
         if let Some(policy) = &policy {
-            builder = builder.loop_policy(policy.clone());
+            builder = builder
+                .loop_policy(policy.clone())
+                .checkers(checkers.clone());
         }
         let agent = builder
             .build()

@@ -13,7 +13,7 @@ use serde_json::json;
 use std::hint::black_box;
 use std::time::Duration;
 use support::{arguments, jcs_crate, policy_call, raw};
-use verdict_policy::{LoopPolicy, PolicyExecution};
+use verdict_policy::{CheckerIdentities, LoopPolicy, PolicyExecution};
 
 fn per_call(c: &mut Criterion) {
     let policy = LoopPolicy::default();
@@ -35,7 +35,14 @@ fn per_call(c: &mut Criterion) {
             &args,
             |b, args| {
                 b.iter_batched(
-                    || PolicyExecution::start(&policy, "bench", None),
+                    || {
+                        PolicyExecution::start(
+                            &policy,
+                            &CheckerIdentities::default(),
+                            "bench",
+                            None,
+                        )
+                    },
                     |exec| {
                         if let Ok(mut exec) = exec {
                             policy_call(&mut exec, black_box(args), &result);

@@ -12,7 +12,7 @@ use serde_json::json;
 use std::hint::black_box;
 use std::time::Instant;
 use support::{arguments, policy_call, raw};
-use verdict_policy::{Fingerprint, LoopPolicy, PolicyExecution};
+use verdict_policy::{CheckerIdentities, Fingerprint, LoopPolicy, PolicyExecution};
 
 const ROUNDS: usize = 61;
 
@@ -49,7 +49,10 @@ fn main() {
             }));
             // Fresh executions are made outside the timed loop.
             let mut execs: Vec<PolicyExecution> = (0..calls)
-                .filter_map(|_| PolicyExecution::start(&policy, "bench", None).ok())
+                .filter_map(|_| {
+                    PolicyExecution::start(&policy, &CheckerIdentities::default(), "bench", None)
+                        .ok()
+                })
                 .collect();
             policies.push(per_call(execs.len(), |i| {
                 policy_call(&mut execs[i], black_box(&args), &result);

@@ -28,6 +28,7 @@ pub const MAX_DEPTH: usize = 128;
 /// Why a value has no canonical form or fingerprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CanonicalError {
     /// The canonical form is larger than [`MAX_FINGERPRINT_INPUT_BYTES`].
     #[error("canonical JSON exceeds {MAX_FINGERPRINT_INPUT_BYTES} bytes")]
@@ -195,7 +196,7 @@ fn write_members<'a>(
 }
 
 /// Orders strings by their UTF-16 code units (RFC 8785 §3.2.3).
-pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
+pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
     if a.is_ascii() && b.is_ascii() {
         return a.cmp(b);
     }
@@ -309,8 +310,10 @@ fn itoa_u64(mut value: u64, buffer: &mut [u8; 20]) -> &[u8] {
 }
 
 /// Writes `value` as ECMAScript's `Number.prototype.toString` would
-/// (shortest round-trip digits, ties to even, `1e+21` style exponents).
-pub fn write_es_number(value: f64, out: &mut String) -> Result<(), CanonicalError> {
+/// (shortest round-trip digits, ties to even, `1e+21` style exponents):
+/// the number form the RFC 8785 tests below check `ryu-js` against.
+#[cfg(test)]
+fn write_es_number(value: f64, out: &mut String) -> Result<(), CanonicalError> {
     if !value.is_finite() {
         return Err(CanonicalError::NonFiniteNumber);
     }

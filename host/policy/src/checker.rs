@@ -1,14 +1,22 @@
-//! Completion and progress checker interfaces, with closure adapters.
+//! The checker roles: completion and progress checker interfaces, the
+//! check context every call receives, and the errors a checker reports.
 //!
 //! The engine never calls a checker: it hands the loop a [`CheckPacket`]
-//! and a ticket, the loop runs the checker (natively or in the wasm
-//! sandbox, with its own deadline), and gives the result back to the engine,
-//! which applies the stale-view and late-verdict rules.
+//! and a ticket, the loop runs the checker (natively or as a wasm verifier
+//! in the sandbox) with a [`CheckContext`], and gives the result back to
+//! the engine, which applies the stale-view and late-verdict rules.
+//!
+//! A check is a future, so the traits need no runtime: the loop awaits it,
+//! and a checker that waits (a helper model, a sandboxed verifier) stops
+//! when the context is cancelled or its deadline passes.
 
-use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cancel::{CancelHandle, Cancelled};
 use crate::packet::CheckPacket;
 use crate::verdict::{Verdict, VerdictError};
 
@@ -18,6 +26,7 @@ pub const MAX_PROGRESS_KEY_CHARS: usize = 4_000;
 /// Why a checker gave no usable answer. Details stay with the host: the
 /// engine records only the [`CheckerErrorKind`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CheckerError {
     /// The check exceeded its deadline.
     #[error("checker timed out")]
@@ -46,6 +55,7 @@ pub enum CheckerError {
 /// The sanitized class of a [`CheckerError`], safe for diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CheckerErrorKind {
     /// See [`CheckerError::Timeout`].
     Timeout,
@@ -77,14 +87,79 @@ impl CheckerError {
     }
 }
 
+/// What every checker call receives besides the packet: the deadline of
+/// this call and the cancellation of the execution it belongs to (the
+/// spec's signal, "combining execution cancellation … and this callback's
+/// timeout"). Forward it into whatever the checker waits on (a helper
+/// model, a sandboxed verifier); a checker that ignores it is abandoned at
+/// the deadline or on cancellation, its answer unused.
+#[derive(Debug, Clone, Default)]
+pub struct CheckContext {
+    deadline: Option<Instant>,
+    cancel: CancelHandle,
+}
+
+impl CheckContext {
+    /// A context with no deadline and a fresh (never cancelled) handle.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The call ends by `deadline`.
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// The call is cancelled with `cancel`.
+    pub fn with_cancel(mut self, cancel: CancelHandle) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// When the call must have answered, if it has a deadline.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Time left until the deadline (zero once it passed), if there is one.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// The cancellation signal.
+    pub fn cancel_handle(&self) -> &CancelHandle {
+        &self.cancel
+    }
+
+    /// True once the call is cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes once the call is cancelled.
+    pub fn cancelled(&self) -> Cancelled<'_> {
+        self.cancel.cancelled()
+    }
+}
+
+/// The future a checker call returns.
+pub type CheckFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, CheckerError>> + Send + 'a>>;
+
 /// Decides whether the host's required completion evidence is present.
 pub trait CompletionChecker: Send + Sync {
-    /// Checks one detached packet. Must not change task state or dispatch
-    /// effects.
-    fn check(&self, packet: &CheckPacket) -> Result<Verdict, CheckerError>;
+    /// Checks one detached packet within `ctx`. Must not change task state
+    /// or dispatch effects.
+    fn check<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, Verdict>;
 
-    /// Identifies the checker (for wasm: the component digest). A change
-    /// between a check and its verdict stops with `state_changed`.
+    /// Identifies the checker (for a wasm verifier: the component digest).
+    /// The engine keeps the identity an execution starts with; a verdict
+    /// reported under another one stops with `state_changed`.
     fn identity(&self) -> String {
         String::new()
     }
@@ -93,53 +168,33 @@ pub trait CompletionChecker: Send + Sync {
 /// Samples a host progress key (an artifact revision, a task-state key).
 pub trait ProgressChecker: Send + Sync {
     /// Returns the key for the state seen in `packet`, at most
-    /// [`MAX_PROGRESS_KEY_CHARS`] characters.
-    fn progress_key(&self, packet: &CheckPacket) -> Result<String, CheckerError>;
+    /// [`MAX_PROGRESS_KEY_CHARS`] characters, within `ctx`.
+    fn progress_key<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, String>;
 
-    /// Identifies the checker (for wasm: the component digest).
+    /// Identifies the checker (for a wasm verifier: the component digest).
     fn identity(&self) -> String {
         String::new()
     }
 }
 
-/// A [`CompletionChecker`] made from a closure.
-pub struct CompletionFn<F>(pub F);
-
-impl<F> CompletionChecker for CompletionFn<F>
-where
-    F: Fn(&CheckPacket) -> Result<Verdict, CheckerError> + Send + Sync,
-{
-    fn check(&self, packet: &CheckPacket) -> Result<Verdict, CheckerError> {
-        (self.0)(packet)
-    }
-}
-
-impl<F> fmt::Debug for CompletionFn<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CompletionFn")
-    }
-}
-
-/// A [`ProgressChecker`] made from a closure.
-pub struct ProgressFn<F>(pub F);
-
-impl<F> ProgressChecker for ProgressFn<F>
-where
-    F: Fn(&CheckPacket) -> Result<String, CheckerError> + Send + Sync,
-{
-    fn progress_key(&self, packet: &CheckPacket) -> Result<String, CheckerError> {
-        (self.0)(packet)
-    }
-}
-
-impl<F> fmt::Debug for ProgressFn<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ProgressFn")
-    }
+/// The identities of an execution's checkers: `Some` for each role it
+/// has. This is all the engine keeps of a checker (for the stale-view
+/// guard); the loop holds the checkers themselves.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckerIdentities {
+    /// The completion checker's identity; `None` without one (a final
+    /// answer is then returned unverified).
+    pub completion: Option<String>,
+    /// The progress checker's identity; `None` without one.
+    pub progress: Option<String>,
 }
 
 /// Validates a progress key's bound.
-pub fn validate_progress_key(key: &str) -> Result<(), CheckerError> {
+pub(crate) fn validate_progress_key(key: &str) -> Result<(), CheckerError> {
     let chars = key.chars().count();
     if chars > MAX_PROGRESS_KEY_CHARS {
         return Err(CheckerError::ProgressKeyTooLong { chars });

@@ -4,12 +4,7 @@
 //! Every threshold has a documented default; all are at most
 //! [`MAX_THRESHOLD`] and all except `max_recovery_attempts` must be positive.
 
-use std::fmt;
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
-
-use crate::checker::{CompletionChecker, ProgressChecker};
 
 /// Every integer threshold is at most this.
 pub const MAX_THRESHOLD: u32 = 1_000;
@@ -19,9 +14,13 @@ pub const MAX_ALLOWLIST_LEN: usize = 100;
 /// values).
 pub const MAX_TOOL_NAME_CHARS: usize = 256;
 
-/// The loop policy. An empty JSON object `{}` is a valid policy: bounded
-/// failure/repetition tracking with no workflow verifier.
-#[derive(Clone, Serialize, Deserialize)]
+/// The loop policy: thresholds and the read allowlist, plain data. An
+/// empty JSON object `{}` is a valid policy: bounded failure/repetition
+/// tracking. Checkers are not part of it: the loop is given them apart
+/// (the engine sees only their identities, see
+/// [`crate::CheckerIdentities`]), so a policy read from a file or saved
+/// with an agent never carries one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LoopPolicy {
     /// Host-feedback turns allowed before a recovery trigger stops the
@@ -48,13 +47,6 @@ pub struct LoopPolicy {
     /// exempt from repeated-read accounting but not from tracking bounds. A
     /// tool whose effect is write or unknown gains nothing from being listed.
     pub read_allowlist: Vec<String>,
-    /// The completion checker; without one a final answer yields
-    /// `answer_returned` and no workflow completion status.
-    #[serde(skip)]
-    pub completion: Option<Arc<dyn CompletionChecker>>,
-    /// The progress checker, sampled after tool batches.
-    #[serde(skip)]
-    pub progress: Option<Arc<dyn ProgressChecker>>,
 }
 
 impl Default for LoopPolicy {
@@ -67,25 +59,7 @@ impl Default for LoopPolicy {
             max_call_signatures: MAX_THRESHOLD,
             max_observations: MAX_THRESHOLD,
             read_allowlist: Vec::new(),
-            completion: None,
-            progress: None,
         }
-    }
-}
-
-impl fmt::Debug for LoopPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LoopPolicy")
-            .field("max_recovery_attempts", &self.max_recovery_attempts)
-            .field("repeated_read_limit", &self.repeated_read_limit)
-            .field("unchanged_progress_limit", &self.unchanged_progress_limit)
-            .field("max_admissions", &self.max_admissions)
-            .field("max_call_signatures", &self.max_call_signatures)
-            .field("max_observations", &self.max_observations)
-            .field("read_allowlist", &self.read_allowlist)
-            .field("completion", &self.completion.is_some())
-            .field("progress", &self.progress.is_some())
-            .finish()
     }
 }
 
@@ -105,6 +79,7 @@ pub struct PolicyError(pub Vec<PolicyViolation>);
 
 /// Loading a policy from JSON failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyLoadError {
     /// The text is not a policy object.
     #[error("loop policy JSON is malformed: {0}")]
@@ -123,25 +98,11 @@ fn summary(violations: &[PolicyViolation]) -> String {
 }
 
 impl LoopPolicy {
-    /// Parses and validates a policy from JSON (checkers are attached
-    /// afterwards with [`LoopPolicy::with_completion`] and
-    /// [`LoopPolicy::with_progress`]).
+    /// Parses and validates a policy from JSON.
     pub fn from_json(text: &str) -> Result<Self, PolicyLoadError> {
         let policy: Self = serde_json::from_str(text)?;
         policy.validate()?;
         Ok(policy)
-    }
-
-    /// Attaches a completion checker.
-    pub fn with_completion(mut self, checker: Arc<dyn CompletionChecker>) -> Self {
-        self.completion = Some(checker);
-        self
-    }
-
-    /// Attaches a progress checker.
-    pub fn with_progress(mut self, checker: Arc<dyn ProgressChecker>) -> Self {
-        self.progress = Some(checker);
-        self
     }
 
     /// Checks every rule and returns every violation with its field.

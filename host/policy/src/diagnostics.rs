@@ -8,6 +8,7 @@ use crate::verdict::Verdict;
 /// Where an execution is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Phase {
     /// Turns and tools proceed normally.
     Running,
@@ -25,6 +26,7 @@ pub enum Phase {
 /// Why an execution ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StopReason {
     /// The completion checker returned a true verdict.
     Completed,
@@ -55,6 +57,7 @@ pub enum StopReason {
 /// What asked for host feedback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RecoveryTrigger {
     /// A tool call failed (by the framework outcome).
     ToolFailure,
@@ -71,6 +74,7 @@ pub enum RecoveryTrigger {
 /// The workflow status; present only after a true verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WorkflowStatus {
     /// The host's completion checker confirmed the work.
     Completed,
@@ -79,6 +83,7 @@ pub enum WorkflowStatus {
 /// Which tracking bound was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TrackingBound {
     /// `max_admissions`.
     Admissions,

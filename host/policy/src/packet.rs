@@ -1,11 +1,16 @@
 //! The detached check packet a completion or progress checker receives.
 //!
 //! Field names follow the spec (`outputText`, `observedToolCalls`, ...) when
-//! serialized as JSON. Bounds are constants here; the engine enforces them
-//! when it builds a packet, and [`CheckPacket::bounded`] re-applies them to a
-//! packet that came from outside (a file, a test).
+//! serialized as JSON. The bounds are constants here and hold for every
+//! [`CheckPacket`]: the engine builds packets within them (cutting the
+//! output, dropping the oldest observations), and the only other way to get
+//! one — [`CheckPacket::from_parts`], or parsing JSON — refuses a packet
+//! outside them instead of cutting it. A checker, and the sandbox lowering a
+//! packet for a verifier, can rely on them without measuring again.
 
-use serde::{Deserialize, Serialize};
+use std::ops::Deref;
+
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// Candidate output is cut to this many characters (Unicode scalar values).
 pub const MAX_OUTPUT_CHARS: usize = 32_768;
@@ -57,10 +62,11 @@ pub enum FailureKind {
     Cancelled,
 }
 
-/// Outcome metadata: never error text, raw arguments or result bodies.
+/// A tool call's outcome as the policy observes it: the framework's
+/// metadata, never error text, raw arguments or result bodies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Outcome {
+pub struct ObservedOutcome {
     /// The framework's status.
     pub status: OutcomeStatus,
     /// Set when `status` is `failed`.
@@ -86,7 +92,7 @@ pub struct Observation {
     pub effect: Effect,
     /// Absent when no authentic outcome was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<ObservedOutcome>,
 }
 
 /// The bounded built-in task-state snapshot.
@@ -104,10 +110,11 @@ pub struct TaskStateSnapshot {
     pub payload: serde_json::Value,
 }
 
-/// The detached packet handed to completion and progress checkers.
+/// The fields of a check packet, as plain data: what a packet file holds.
+/// Building one proves nothing; a checker receives a [`CheckPacket`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CheckPacket {
+pub struct PacketParts {
     /// The policy execution this check belongs to.
     pub execution_id: String,
     /// Main-loop iteration count at the check.
@@ -123,7 +130,8 @@ pub struct CheckPacket {
     /// Every observation in this execution, including omitted ones.
     #[serde(default)]
     pub observed_tool_calls: u32,
-    /// True when older observations were omitted.
+    /// True when older observations were omitted (exactly when
+    /// `observed_tool_calls` exceeds the observations carried).
     #[serde(default)]
     pub observations_truncated: bool,
     /// The task-state snapshot, when the built-in store is enabled.
@@ -131,31 +139,156 @@ pub struct CheckPacket {
     pub task_state: Option<TaskStateSnapshot>,
 }
 
+/// Why a packet was refused: it breaks a bound or an invariant the engine
+/// keeps for every packet it builds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PacketError {
+    /// `outputText` is longer than [`MAX_OUTPUT_CHARS`].
+    #[error("outputText has {chars} characters (limit {MAX_OUTPUT_CHARS})")]
+    OutputTooLong {
+        /// Characters found.
+        chars: usize,
+    },
+    /// More than [`MAX_OBSERVATIONS`] observations are carried.
+    #[error("the packet carries {count} observations (limit {MAX_OBSERVATIONS})")]
+    TooManyObservations {
+        /// Observations found.
+        count: usize,
+    },
+    /// `observedToolCalls` counts fewer calls than are carried.
+    #[error("observedToolCalls is {observed} but {carried} observations are carried")]
+    ObservedBelowCarried {
+        /// `observedToolCalls`.
+        observed: u32,
+        /// Observations carried.
+        carried: usize,
+    },
+    /// `observationsTruncated` disagrees with the counts.
+    #[error(
+        "observationsTruncated is {flag} but {observed} calls were observed and {carried} are carried"
+    )]
+    TruncationMismatch {
+        /// `observationsTruncated`.
+        flag: bool,
+        /// `observedToolCalls`.
+        observed: u32,
+        /// Observations carried.
+        carried: usize,
+    },
+    /// The packet serializes to more than [`MAX_PACKET_BYTES`].
+    #[error("the packet is {bytes} bytes as JSON (limit {MAX_PACKET_BYTES})")]
+    TooLarge {
+        /// Bytes of its JSON.
+        bytes: usize,
+    },
+    /// The text is not JSON of the packet's shape.
+    #[error("not a check packet: {0}")]
+    Malformed(String),
+}
+
+/// The detached packet handed to completion and progress checkers, within
+/// every bound. Only the engine and the validating constructors below make
+/// one; its fields are read through [`PacketParts`] (it dereferences to
+/// them) and cannot be changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct CheckPacket(PacketParts);
+
+impl CheckPacket {
+    /// A packet the engine built within every bound (no check again).
+    pub(crate) fn built(parts: PacketParts) -> Self {
+        Self(parts)
+    }
+
+    /// Accepts `parts` when they are within every bound and consistent;
+    /// refuses them otherwise (nothing is cut).
+    pub fn from_parts(parts: PacketParts) -> Result<Self, PacketError> {
+        let chars = parts.output_text.chars().count();
+        if chars > MAX_OUTPUT_CHARS {
+            return Err(PacketError::OutputTooLong { chars });
+        }
+        let carried = parts.observations.len();
+        if carried > MAX_OBSERVATIONS {
+            return Err(PacketError::TooManyObservations { count: carried });
+        }
+        let observed = parts.observed_tool_calls;
+        if (observed as usize) < carried {
+            return Err(PacketError::ObservedBelowCarried { observed, carried });
+        }
+        if parts.observations_truncated != (observed as usize > carried) {
+            return Err(PacketError::TruncationMismatch {
+                flag: parts.observations_truncated,
+                observed,
+                carried,
+            });
+        }
+        let bytes = json_len(&parts).unwrap_or(usize::MAX);
+        if bytes > MAX_PACKET_BYTES {
+            return Err(PacketError::TooLarge { bytes });
+        }
+        Ok(Self(parts))
+    }
+
+    /// Parses a packet from JSON (the spec's camelCase fields) and accepts
+    /// it as [`CheckPacket::from_parts`] does.
+    pub fn from_json(text: &str) -> Result<Self, PacketError> {
+        let parts: PacketParts =
+            serde_json::from_str(text).map_err(|e| PacketError::Malformed(e.to_string()))?;
+        Self::from_parts(parts)
+    }
+
+    /// The fields, to change and validate again.
+    pub fn into_parts(self) -> PacketParts {
+        self.0
+    }
+}
+
+impl Deref for CheckPacket {
+    type Target = PacketParts;
+
+    fn deref(&self) -> &PacketParts {
+        &self.0
+    }
+}
+
+impl TryFrom<PacketParts> for CheckPacket {
+    type Error = PacketError;
+
+    fn try_from(parts: PacketParts) -> Result<Self, PacketError> {
+        Self::from_parts(parts)
+    }
+}
+
+/// Deserializing validates, as [`CheckPacket::from_parts`].
+impl<'de> Deserialize<'de> for CheckPacket {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let parts = PacketParts::deserialize(deserializer)?;
+        Self::from_parts(parts).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Returns `text` cut to at most `max_chars` characters, and whether it was cut.
-pub fn truncate_chars(text: &str, max_chars: usize) -> (&str, bool) {
+pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> (&str, bool) {
     match text.char_indices().nth(max_chars) {
         Some((byte, _)) => (&text[..byte], true),
         None => (text, false),
     }
 }
 
-impl CheckPacket {
-    /// Applies the output and observation bounds to a packet built elsewhere,
-    /// setting the truncation flags and keeping `observed_tool_calls` at least
-    /// the number of observations carried.
-    pub fn bounded(mut self) -> Self {
-        let (text, cut) = truncate_chars(&self.output_text, MAX_OUTPUT_CHARS);
-        if cut {
-            self.output_text = text.to_owned();
-            self.output_truncated = true;
+/// The length of `value` as compact JSON, counted without building it.
+pub(crate) fn json_len<T: Serialize + ?Sized>(value: &T) -> Option<usize> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
         }
-        let carried = u32::try_from(self.observations.len()).unwrap_or(u32::MAX);
-        self.observed_tool_calls = self.observed_tool_calls.max(carried);
-        if self.observations.len() > MAX_OBSERVATIONS {
-            let drop = self.observations.len() - MAX_OBSERVATIONS;
-            self.observations.drain(..drop);
-            self.observations_truncated = true;
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
         }
-        self
     }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).ok()?;
+    Some(count.0)
 }

@@ -25,6 +25,7 @@ pub struct Verdict {
 
 /// Why a verdict was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VerdictError {
     /// `reason` is longer than [`MAX_REASON_CHARS`].
     #[error("verdict reason has {chars} characters (limit {MAX_REASON_CHARS})")]

@@ -4,7 +4,9 @@ mod common;
 
 use common::{call, failed, start, succeeded};
 use serde_json::json;
-use verdict_policy::{Admission, Effect, FailureKind, LoopPolicy, StopReason, TrackingBound, Turn};
+use verdict_policy::{
+    Admission, Effect, FailureKind, LoopPolicy, StopReason, TrackingBound, TurnDecision,
+};
 
 fn bound_stop(exec: &verdict_policy::PolicyExecution, bound: TrackingBound) {
     let diag = exec.diagnostics();
@@ -154,7 +156,7 @@ fn failure_identity_bound_stops_next_dispatch() {
         serde_json::to_value(exec.diagnostics().tracking_bound).unwrap(),
         json!("failure_identities")
     );
-    assert!(matches!(exec.begin_turn(), Turn::Stop { .. }));
+    assert!(matches!(exec.begin_turn(), TurnDecision::Stop { .. }));
     // The same failure twice is one identity: then observations is the bound.
     let mut exec = start(&LoopPolicy {
         max_observations: 2,
@@ -183,7 +185,7 @@ fn reaching_a_bound_stops_the_next_turn() {
         max_admissions: 1,
         ..LoopPolicy::default()
     });
-    assert!(matches!(exec.begin_turn(), Turn::Proceed { .. }));
+    assert!(matches!(exec.begin_turn(), TurnDecision::Proceed { .. }));
     let args = json!({});
     assert_eq!(
         exec.admit(&call("a", "get", Effect::Read, &args)),
@@ -192,7 +194,7 @@ fn reaching_a_bound_stops_the_next_turn() {
     exec.observe(common::seq("a"), Some(succeeded()), Some(&json!(1)));
     assert_eq!(
         exec.begin_turn(),
-        Turn::Stop {
+        TurnDecision::Stop {
             reason: StopReason::TrackingBound
         }
     );

@@ -4,8 +4,8 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use verdict_policy::canonical::{MAX_FINGERPRINT_INPUT_BYTES, canonical_json};
 use verdict_policy::{CanonicalError, Fingerprint};
+use verdict_policy::{MAX_FINGERPRINT_INPUT_BYTES, canonical_json};
 
 fn json_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![

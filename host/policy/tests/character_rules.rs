@@ -8,14 +8,14 @@ mod common;
 
 use common::{call, start, with_completion, with_progress};
 use serde_json::json;
-use verdict_policy::checker::MAX_PROGRESS_KEY_CHARS;
-use verdict_policy::config::MAX_TOOL_NAME_CHARS;
-use verdict_policy::packet::MAX_OUTPUT_CHARS;
-use verdict_policy::verdict::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS};
+use verdict_policy::MAX_OUTPUT_CHARS;
+use verdict_policy::MAX_PROGRESS_KEY_CHARS;
+use verdict_policy::MAX_TOOL_NAME_CHARS;
 use verdict_policy::{
     BatchDecision, CheckDecision, CheckerErrorKind, Effect, FinalDecision, LoopPolicy, Verdict,
     VerdictError,
 };
+use verdict_policy::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS};
 
 /// An astral character: one scalar value, two UTF-16 units, four bytes.
 const EMOJI: &str = "\u{1F600}";

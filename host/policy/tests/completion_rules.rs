@@ -94,15 +94,14 @@ fn false_verdicts_recover_then_need_input() {
 
 #[test]
 fn later_bound_keeps_earlier_false_verdict() {
-    let mut exec =
-        PolicyExecution::start(&with_completion(LoopPolicy::default()), "e", Some(1)).unwrap();
+    let mut exec = common::start_bounded(&with_completion(LoopPolicy::default()), Some(1));
     turn(&mut exec);
     let request = check(&mut exec, "done");
     let refused = verdict(false, Some("missing receipt"));
     exec.completion_verdict(request.ticket, &view(), Ok(refused.clone()));
     assert!(matches!(
         exec.begin_turn(),
-        verdict_policy::Turn::Stop {
+        verdict_policy::TurnDecision::Stop {
             reason: StopReason::MaxIterations
         }
     ));

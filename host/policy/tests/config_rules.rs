@@ -2,12 +2,10 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::{call, start};
 use serde_json::json;
 use verdict_policy::{
-    Admission, CompletionFn, Effect, LoopPolicy, PolicyExecution, PolicyLoadError, Verdict,
+    Admission, CheckerIdentities, Effect, LoopPolicy, PolicyExecution, PolicyLoadError,
 };
 
 fn fields(policy: &LoopPolicy) -> Vec<String> {
@@ -84,7 +82,8 @@ fn invalid_policy_cannot_start_an_execution() {
         max_admissions: 0,
         ..LoopPolicy::default()
     };
-    let error = PolicyExecution::start(&policy, "e", None).unwrap_err();
+    let error =
+        PolicyExecution::start(&policy, &CheckerIdentities::default(), "e", None).unwrap_err();
     assert_eq!(error.0.len(), 1);
     assert_eq!(error.0[0].field, "max_admissions");
 }
@@ -92,7 +91,8 @@ fn invalid_policy_cannot_start_an_execution() {
 #[test]
 fn empty_json_policy_tracks_without_a_verifier() {
     let policy = LoopPolicy::from_json("{}").unwrap();
-    assert!(policy.completion.is_none() && policy.progress.is_none());
+    // Plain data: `{}` is the default policy, and names no checker.
+    assert_eq!(policy, LoopPolicy::default());
     let mut exec = start(&policy);
     // Tracking is on: a duplicate write is refused...
     let args = json!({"id": 1});
@@ -133,14 +133,6 @@ fn later_policy_edits_apply_to_later_executions() {
     let mut first = start(&policy);
     policy.max_recovery_attempts = 5;
     policy.read_allowlist.clear();
-    policy.completion = Some(Arc::new(CompletionFn(|_: &_| {
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
-    })));
-    assert!(first.completion_checker().is_none());
     assert_eq!(first.diagnostics().recovery_attempts_allowed, 0);
     // The captured allowlist still exempts `poll` from repeat accounting.
     let args = json!({});
@@ -150,6 +142,5 @@ fn later_policy_edits_apply_to_later_executions() {
     }
     assert!(!first.is_finished());
     let second = start(&policy);
-    assert!(second.completion_checker().is_some());
     assert_eq!(second.diagnostics().recovery_attempts_allowed, 5);
 }

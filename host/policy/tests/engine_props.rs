@@ -5,11 +5,11 @@ mod common;
 
 use proptest::prelude::*;
 use serde_json::json;
-use verdict_policy::packet::{MAX_OBSERVATIONS, MAX_PACKET_BYTES};
 use verdict_policy::{
-    BatchDecision, CheckDecision, Effect, FailureKind, FinalDecision, LoopPolicy, OutcomeStatus,
-    PolicyExecution, StopReason, Verdict, WorkflowStatus,
+    BatchDecision, CheckDecision, CheckPacket, Effect, FailureKind, FinalDecision, LoopPolicy,
+    OutcomeStatus, PolicyExecution, StopReason, Verdict, WorkflowStatus,
 };
+use verdict_policy::{MAX_OBSERVATIONS, MAX_PACKET_BYTES};
 
 #[derive(Debug, Clone)]
 enum Event {
@@ -44,7 +44,7 @@ fn event() -> impl Strategy<Value = Event> {
     ]
 }
 
-fn policy() -> impl Strategy<Value = LoopPolicy> {
+fn policy() -> impl Strategy<Value = common::Setup> {
     (0u32..4, 1u32..3, 1u32..3, 1u32..12, 1u32..8, 1u32..10).prop_map(|(r, rr, up, a, s, o)| {
         let policy = LoopPolicy {
             max_recovery_attempts: r,
@@ -54,13 +54,12 @@ fn policy() -> impl Strategy<Value = LoopPolicy> {
             max_call_signatures: s,
             max_observations: o,
             read_allowlist: vec!["tool0".into()],
-            ..LoopPolicy::default()
         };
         common::with_progress(common::with_completion(policy))
     })
 }
 
-fn outcome(kind: u8) -> Option<verdict_policy::Outcome> {
+fn outcome(kind: u8) -> Option<verdict_policy::ObservedOutcome> {
     Some(match kind {
         0 => common::succeeded(),
         1 => common::status(OutcomeStatus::NotStarted),
@@ -99,10 +98,11 @@ proptest! {
 
     #[test]
     fn any_event_sequence_keeps_every_bound(
-        policy in policy(),
+        setup in policy(),
         events in prop::collection::vec(event(), 0..60),
     ) {
-        let mut exec = PolicyExecution::start(&policy, "e", Some(20)).unwrap();
+        let policy = &setup.policy;
+        let mut exec = PolicyExecution::start(policy, &setup.checkers, "e", Some(20)).unwrap();
         let mut calls: Vec<String> = Vec::new();
         let base = common::view();
         for (step, event) in events.into_iter().enumerate() {
@@ -128,6 +128,8 @@ proptest! {
                 }
                 Event::Batch { key, scope_change } => {
                     if let BatchDecision::SampleProgress(request) = exec.after_batch(&base, None) {
+                        // Every packet the engine builds passes the validating constructor.
+                        prop_assert!(CheckPacket::from_parts(request.packet.clone().into_parts()).is_ok());
                         let mut now = base.clone();
                         if scope_change {
                             now.scope.session = "other".into();
@@ -139,6 +141,7 @@ proptest! {
                     if let FinalDecision::Check(request) = exec.final_candidate("out", &base, None) {
                         prop_assert!(request.packet.observations.len() <= MAX_OBSERVATIONS);
                         prop_assert!(serde_json::to_vec(&request.packet).unwrap().len() <= MAX_PACKET_BYTES);
+                        prop_assert!(CheckPacket::from_parts(request.packet.clone().into_parts()).is_ok());
                         let mut now = base.clone();
                         if identity_change {
                             now.identity.owner = "other".into();
@@ -151,7 +154,7 @@ proptest! {
                     }
                 }
             }
-            check_invariants(&exec, &policy, before);
+            check_invariants(&exec, policy, before);
         }
     }
 }

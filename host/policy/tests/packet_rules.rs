@@ -4,11 +4,11 @@ mod common;
 
 use common::{call, failed, start, view, with_completion};
 use serde_json::json;
-use verdict_policy::packet::{MAX_OBSERVATIONS, MAX_OUTPUT_CHARS, MAX_PACKET_BYTES};
 use verdict_policy::{
     Admission, CheckPacket, CheckerErrorKind, Effect, FailureKind, FinalDecision, LoopPolicy,
-    PolicyExecution, StopReason, TaskStateSnapshot,
+    Observation, PacketError, PacketParts, PolicyExecution, StopReason, TaskStateSnapshot,
 };
+use verdict_policy::{MAX_OBSERVATIONS, MAX_OUTPUT_CHARS, MAX_PACKET_BYTES};
 
 fn packet(
     exec: &mut PolicyExecution,
@@ -140,4 +140,89 @@ fn packet_never_exceeds_one_mib() {
         exec.diagnostics().checker_error,
         Some(CheckerErrorKind::PacketTooLarge)
     );
+}
+
+/// A packet that did not come from the engine (a file, another host) is
+/// accepted only within the same bounds, and refused rather than cut.
+#[test]
+fn packets_from_outside_are_refused_not_cut() {
+    let base = || PacketParts {
+        execution_id: "e".into(),
+        iteration: 1,
+        output_text: "done".into(),
+        output_truncated: false,
+        observations: Vec::new(),
+        observed_tool_calls: 0,
+        observations_truncated: false,
+        task_state: None,
+    };
+    let observation = |i: usize| Observation {
+        tool_name: "t".into(),
+        call_id: format!("c{i}"),
+        effect: Effect::Read,
+        outcome: None,
+    };
+    assert!(CheckPacket::from_parts(base()).is_ok());
+
+    let mut long = base();
+    long.output_text = "é".repeat(MAX_OUTPUT_CHARS + 1);
+    assert_eq!(
+        CheckPacket::from_parts(long),
+        Err(PacketError::OutputTooLong {
+            chars: MAX_OUTPUT_CHARS + 1
+        })
+    );
+    let mut many = base();
+    many.observations = (0..=MAX_OBSERVATIONS).map(observation).collect();
+    many.observed_tool_calls = 500;
+    many.observations_truncated = true;
+    assert_eq!(
+        CheckPacket::from_parts(many),
+        Err(PacketError::TooManyObservations {
+            count: MAX_OBSERVATIONS + 1
+        })
+    );
+    let mut undercounted = base();
+    undercounted.observations = vec![observation(0), observation(1)];
+    undercounted.observed_tool_calls = 1;
+    assert!(matches!(
+        CheckPacket::from_parts(undercounted),
+        Err(PacketError::ObservedBelowCarried { .. })
+    ));
+    let mut unflagged = base();
+    unflagged.observations = vec![observation(0)];
+    unflagged.observed_tool_calls = 3;
+    assert!(matches!(
+        CheckPacket::from_parts(unflagged),
+        Err(PacketError::TruncationMismatch { flag: false, .. })
+    ));
+    let mut large = base();
+    large.task_state = Some(TaskStateSnapshot {
+        host_scope: "t".into(),
+        revision: 1,
+        generation: 0,
+        payload: json!("s".repeat(MAX_PACKET_BYTES)),
+    });
+    assert!(matches!(
+        CheckPacket::from_parts(large),
+        Err(PacketError::TooLarge { .. })
+    ));
+
+    // Parsing JSON applies the same rules; an accepted packet round-trips.
+    let text = serde_json::to_string(&base()).unwrap();
+    let parsed: CheckPacket = serde_json::from_str(&text).unwrap();
+    assert_eq!(parsed.clone().into_parts(), base());
+    assert_eq!(serde_json::to_string(&parsed).unwrap(), text);
+    let mut bad = base();
+    bad.output_text = "x".repeat(MAX_OUTPUT_CHARS + 1);
+    let text = serde_json::to_string(&bad).unwrap();
+    assert!(serde_json::from_str::<CheckPacket>(&text).is_err());
+    assert!(matches!(
+        CheckPacket::from_json(&text),
+        Err(PacketError::OutputTooLong { .. })
+    ));
+    assert!(matches!(
+        CheckPacket::from_json("{\"executionId\": 1}"),
+        Err(PacketError::Malformed(_))
+    ));
 }

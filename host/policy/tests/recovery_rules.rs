@@ -6,7 +6,7 @@ use common::{call, failed, start, turn};
 use serde_json::json;
 use verdict_policy::{
     Admission, CheckDecision, Decision, Effect, FailureKind, FinalDecision, LoopPolicy, Phase,
-    PolicyExecution, RecoveryTrigger, StopReason, Turn, Verdict,
+    PolicyExecution, RecoveryTrigger, StopReason, TurnDecision, Verdict,
 };
 
 fn fail(exec: &mut PolicyExecution, id: &str, n: u32) -> Decision {
@@ -61,7 +61,7 @@ fn recovery_exhaustion_stops() {
     assert_eq!(diag.phase, Phase::Stopped);
     assert_eq!(diag.recovery_attempts_used, 2);
     assert_eq!(diag.last_trigger, Some(RecoveryTrigger::ToolFailure));
-    assert!(matches!(exec.begin_turn(), Turn::Stop { .. }));
+    assert!(matches!(exec.begin_turn(), TurnDecision::Stop { .. }));
 }
 
 #[test]
@@ -80,12 +80,12 @@ fn zero_recovery_stops_at_first_failure() {
 
 #[test]
 fn iteration_bound_stops_before_the_extra_turn() {
-    let mut exec = PolicyExecution::start(&LoopPolicy::default(), "e", Some(2)).unwrap();
-    assert!(matches!(exec.begin_turn(), Turn::Proceed { .. }));
-    assert!(matches!(exec.begin_turn(), Turn::Proceed { .. }));
+    let mut exec = common::start_bounded(&LoopPolicy::default(), Some(2));
+    assert!(matches!(exec.begin_turn(), TurnDecision::Proceed { .. }));
+    assert!(matches!(exec.begin_turn(), TurnDecision::Proceed { .. }));
     assert_eq!(
         exec.begin_turn(),
-        Turn::Stop {
+        TurnDecision::Stop {
             reason: StopReason::MaxIterations
         }
     );

@@ -110,3 +110,20 @@ fn progress_key_guard_applies() {
         }
     );
 }
+
+#[test]
+fn the_checker_identity_is_the_one_the_execution_started_with() {
+    // The engine keeps the checker's identity from `start`: the view a check
+    // is asked under cannot change it, and an answer is compared with it.
+    let mut exec = start(&with_completion(LoopPolicy::default()));
+    let mut asked = view();
+    asked.identity.plugin = "sha256:something-else".into();
+    let FinalDecision::Check(request) = exec.final_candidate("done", &asked, None) else {
+        panic!("expected a check");
+    };
+    assert_eq!(
+        exec.completion_verdict(request.ticket, &view(), Ok(yes())),
+        CheckDecision::Complete
+    );
+    assert_eq!(exec.checkers().completion.as_deref(), Some(common::CHECKER));
+}

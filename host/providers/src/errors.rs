@@ -98,8 +98,8 @@ pub enum ProviderError {
     /// The caller's attempt hook refused another attempt.
     #[error("attempt refused: {reason}")]
     AttemptRefused {
-        /// Why (e.g. the call budget is spent).
-        reason: String,
+        /// Why.
+        reason: AttemptRefusal,
     },
     /// The connector configuration is unusable.
     #[error("invalid connector configuration: {detail}")]
@@ -107,6 +107,21 @@ pub enum ProviderError {
         /// What is wrong.
         detail: String,
     },
+}
+
+/// Why an attempt hook refused an attempt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttemptRefusal {
+    /// The caller's model-call budget is spent.
+    #[error("the model-call budget of {max_calls} calls is spent")]
+    BudgetSpent {
+        /// The budget.
+        max_calls: u32,
+    },
+    /// Another reason, in the caller's words.
+    #[error("{0}")]
+    Other(String),
 }
 
 fn fmt_retry_after(retry_after: Option<Duration>) -> String {

@@ -23,7 +23,7 @@ pub mod sse;
 mod turn;
 
 pub use connector::{Connector, ConnectorConfig, Timeouts};
-pub use errors::{FakeServerError, ProviderError, TimeoutPhase};
+pub use errors::{AttemptRefusal, FakeServerError, ProviderError, TimeoutPhase};
 pub use model::{
     Attempt, AttemptHook, CallContext, EventStream, FinishReason, Message, Model, ModelRequest,
     ModelResponse, OutputSchema, StreamEvent, ToolCall, ToolChoice, ToolDefinition, ToolResult,

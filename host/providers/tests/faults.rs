@@ -11,8 +11,8 @@ use futures::StreamExt;
 use serde_json::json;
 use verdict_providers::fake::{FakeProvider, Fault, Reply, Script, ScriptedCall, Turn};
 use verdict_providers::{
-    Attempt, CallContext, Connector, ConnectorConfig, Credential, Model, ModelRequest, Protocol,
-    ProviderError, RetryPolicy, StreamEvent, TimeoutPhase,
+    Attempt, AttemptRefusal, CallContext, Connector, ConnectorConfig, Credential, Model,
+    ModelRequest, Protocol, ProviderError, RetryPolicy, StreamEvent, TimeoutPhase,
 };
 
 /// Upper bound on any single test call: a hang fails the test instead.
@@ -481,7 +481,7 @@ async fn attempt_hook_can_refuse_a_retry() {
         on_attempt: Some(Arc::new(|a: &Attempt| {
             if a.number > 1 {
                 Err(ProviderError::AttemptRefused {
-                    reason: "call budget spent".into(),
+                    reason: AttemptRefusal::Other("call budget spent".into()),
                 })
             } else {
                 Ok(())

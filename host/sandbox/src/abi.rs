@@ -23,8 +23,7 @@ use crate::error::TrapKind;
 use crate::state::{CallState, Phase};
 use std::any::Any;
 use std::mem::MaybeUninit;
-use verdict_policy::checker::MAX_PROGRESS_KEY_CHARS;
-use verdict_policy::verdict::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS};
+use verdict_policy::{MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS};
 use wasmtime::ValRaw;
 use wasmtime::component::__internal::wasmtime_environ::component::StringEncoding;
 use wasmtime::component::__internal::{

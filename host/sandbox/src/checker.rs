@@ -1,18 +1,23 @@
-//! A wasm verifier as the policy's completion and progress checker.
+//! A wasm verifier in the checker roles.
 //!
 //! [`WasmChecker`] implements the policy's [`CompletionChecker`] and
-//! [`ProgressChecker`] with [`Verifier::check`] / [`Verifier::progress_key`]
-//! for one tenant; its identity is the component digest. Calls block: an
-//! async loop runs them on a blocking thread. The sandbox's fuel and epoch
-//! deadline bound the guest itself, so an abandoned check still ends.
-//! Optionally it adds every call's [`CallMetrics`] to shared
-//! [`CheckerTotals`].
+//! [`ProgressChecker`] with [`LoadedVerifier::check_async`] /
+//! [`LoadedVerifier::progress_key_async`] for one tenant; its identity is
+//! the component digest. The loop's [`CheckContext`] is forwarded: its
+//! deadline and the tenant's `timeout_ms` both bound the call (the earlier
+//! wins, see [`crate::LoadedVerifier`]), and cancelling it stops a running
+//! guest at once. The sandbox's fuel and epoch deadline bound the guest
+//! itself, so even an abandoned check ends. Optionally it adds every call's
+//! [`CallMetrics`] to shared [`CheckerTotals`].
 
 use crate::error::CheckError;
 use crate::tenant::Tenant;
-use crate::verifier::{CallMetrics, Verifier};
+use crate::verifier::{CallMetrics, LoadedVerifier};
 use std::sync::{Arc, Mutex};
-use verdict_policy::{CheckPacket, CheckerError, CompletionChecker, ProgressChecker, Verdict};
+use verdict_policy::{
+    CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, ProgressChecker,
+    Verdict,
+};
 
 /// Metrics summed over checker calls (e.g. one run's).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -66,10 +71,11 @@ impl From<CheckError> for CheckerError {
     }
 }
 
-/// A verifier component bound to the tenant whose artifacts it may read.
+/// A loaded verifier bound to the tenant whose artifacts it may read: a
+/// completion and progress checker.
 #[derive(Clone)]
 pub struct WasmChecker {
-    verifier: Verifier,
+    verifier: LoadedVerifier,
     tenant: Tenant,
     totals: Option<Arc<Mutex<CheckerTotals>>>,
 }
@@ -85,7 +91,7 @@ impl std::fmt::Debug for WasmChecker {
 
 impl WasmChecker {
     /// Checks with `verifier` on behalf of `tenant`.
-    pub fn new(verifier: Verifier, tenant: Tenant) -> Self {
+    pub fn new(verifier: LoadedVerifier, tenant: Tenant) -> Self {
         Self {
             verifier,
             tenant,
@@ -108,10 +114,16 @@ impl WasmChecker {
 }
 
 impl CompletionChecker for WasmChecker {
-    fn check(&self, packet: &CheckPacket) -> Result<Verdict, CheckerError> {
-        let outcome = self.verifier.check(&self.tenant, packet, None);
-        self.record(&outcome.metrics, outcome.result.is_err(), false);
-        outcome.result.map_err(CheckerError::from)
+    fn check<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, Verdict> {
+        Box::pin(async move {
+            let report = self.verifier.check_async(&self.tenant, packet, ctx).await;
+            self.record(&report.metrics, report.result.is_err(), false);
+            report.result.map_err(CheckerError::from)
+        })
     }
 
     fn identity(&self) -> String {
@@ -120,10 +132,19 @@ impl CompletionChecker for WasmChecker {
 }
 
 impl ProgressChecker for WasmChecker {
-    fn progress_key(&self, packet: &CheckPacket) -> Result<String, CheckerError> {
-        let outcome = self.verifier.progress_key(&self.tenant, packet, None);
-        self.record(&outcome.metrics, outcome.result.is_err(), true);
-        outcome.result.map_err(CheckerError::from)
+    fn progress_key<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, String> {
+        Box::pin(async move {
+            let report = self
+                .verifier
+                .progress_key_async(&self.tenant, packet, ctx)
+                .await;
+            self.record(&report.metrics, report.result.is_err(), true);
+            report.result.map_err(CheckerError::from)
+        })
     }
 
     fn identity(&self) -> String {

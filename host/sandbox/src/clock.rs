@@ -6,8 +6,8 @@
 //!   epoch, the same for the whole call (and reported in the call's metrics
 //!   as [`CallMetrics::wall_clock_ms`](crate::CallMetrics::wall_clock_ms));
 //! - `monotonic-clock.now` is the time elapsed since the call started,
-//!   rounded down to [`RESOLUTION`];
-//! - `resolution` is [`RESOLUTION`] for both;
+//!   rounded down to [`CLOCK_RESOLUTION`];
+//! - `resolution` is [`CLOCK_RESOLUTION`] for both;
 //! - a sleep (`subscribe-duration` / `subscribe-instant`, then `poll` or
 //!   `block`) waits at most until the call's deadline: a guest sleeping past
 //!   it is stopped there with `timeout`, whatever it asked for.
@@ -20,7 +20,7 @@ use wasmtime_wasi::p2::bindings::clocks::{monotonic_clock, wall_clock};
 use wasmtime_wasi_io::poll::{DynPollable, Pollable, subscribe};
 
 /// Resolution of both clocks: 1 ms.
-pub const RESOLUTION: Duration = Duration::from_millis(1);
+pub const CLOCK_RESOLUTION: Duration = Duration::from_millis(1);
 
 /// One call's clocks.
 #[derive(Debug, Clone)]
@@ -60,7 +60,7 @@ impl CallClock {
     /// Monotonic time: nanoseconds since the call started, rounded down to
     /// the resolution.
     fn monotonic_now(&self) -> u64 {
-        let step = RESOLUTION.as_nanos();
+        let step = CLOCK_RESOLUTION.as_nanos();
         let elapsed = self.started.elapsed().as_nanos();
         u64::try_from(elapsed - elapsed % step).unwrap_or(u64::MAX)
     }
@@ -122,8 +122,8 @@ impl wall_clock::Host for ClockView<'_> {
 
     fn resolution(&mut self) -> wasmtime::Result<wall_clock::Datetime> {
         Ok(wall_clock::Datetime {
-            seconds: RESOLUTION.as_secs(),
-            nanoseconds: RESOLUTION.subsec_nanos(),
+            seconds: CLOCK_RESOLUTION.as_secs(),
+            nanoseconds: CLOCK_RESOLUTION.subsec_nanos(),
         })
     }
 }
@@ -134,7 +134,7 @@ impl monotonic_clock::Host for ClockView<'_> {
     }
 
     fn resolution(&mut self) -> wasmtime::Result<monotonic_clock::Duration> {
-        Ok(u64::try_from(RESOLUTION.as_nanos()).unwrap_or(u64::MAX))
+        Ok(u64::try_from(CLOCK_RESOLUTION.as_nanos()).unwrap_or(u64::MAX))
     }
 
     fn subscribe_instant(

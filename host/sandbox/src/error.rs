@@ -12,6 +12,7 @@ use verdict_policy::VerdictError;
 
 /// Why a component was refused at load.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoadError {
     /// The bytes are not WebAssembly at all, or are malformed.
     #[error("not a valid WebAssembly component: {0}")]
@@ -55,6 +56,7 @@ pub enum LoadError {
 
 /// What kind of trap stopped a guest.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TrapKind {
     /// Call stack exhausted (e.g. unbounded recursion).
     StackOverflow,
@@ -137,11 +139,14 @@ impl TrapKind {
 
 /// Why a check produced no usable verdict.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CheckError {
-    /// The wall-clock deadline passed; the guest was preempted.
+    /// The wall-clock deadline passed; the guest was preempted. The
+    /// deadline is the earlier of the tenant's timeout and the check
+    /// context's deadline.
     #[error("verifier exceeded its {limit_ms} ms deadline")]
     Timeout {
-        /// The deadline in milliseconds.
+        /// The deadline that applied, in milliseconds from the call's start.
         limit_ms: u64,
     },
     /// The fuel budget ran out.
@@ -170,7 +175,7 @@ pub enum CheckError {
     /// The progress key is longer than 4,000 characters.
     #[error(
         "progress key has {chars} characters (limit {})",
-        verdict_policy::checker::MAX_PROGRESS_KEY_CHARS
+        verdict_policy::MAX_PROGRESS_KEY_CHARS
     )]
     InvalidProgressKey {
         /// Characters found.
@@ -182,13 +187,8 @@ pub enum CheckError {
     /// The component does not implement the requested role.
     #[error("verifier does not export the {0} interface")]
     Unsupported(&'static str),
-    /// The packet serializes to more than 1 MiB.
-    #[error("check packet is {bytes} bytes (limit 1 MiB)")]
-    PacketTooLarge {
-        /// Serialized size.
-        bytes: usize,
-    },
-    /// The check was cancelled through its [`CancelHandle`](crate::CancelHandle).
+    /// The check was cancelled through its context's
+    /// [`CancelHandle`](verdict_policy::CancelHandle).
     #[error("check cancelled")]
     Cancelled,
     /// The host failed in a way not attributable to the guest.
@@ -208,7 +208,6 @@ impl CheckError {
             Self::InvalidProgressKey { .. } => "invalid_progress_key",
             Self::LoadRejected(_) => "load_rejected",
             Self::Unsupported(_) => "unsupported",
-            Self::PacketTooLarge { .. } => "packet_too_large",
             Self::Cancelled => "cancelled",
             Self::Host(_) => "host_error",
         }

@@ -11,7 +11,6 @@
 //! future abandons the guest: wasmtime unwinds its fiber and the store stays
 //! readable for the call's metrics.
 
-use crate::cancel::CancelHandle;
 use crate::timer::{SleepUntil, Timers};
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -19,6 +18,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
 use std::time::Instant;
+use verdict_policy::CancelHandle;
 
 /// Why the guard stopped a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,21 +35,16 @@ pub(crate) enum Stop {
 pub(crate) async fn guarded<F: Future>(
     call: F,
     deadline: Instant,
-    cancel: Option<&CancelHandle>,
+    cancel: &CancelHandle,
     timers: &Arc<Timers>,
 ) -> Result<F::Output, Stop> {
     let mut call = pin!(call);
     let mut at_deadline = pin!(SleepUntil::new(deadline, Arc::clone(timers)));
-    let mut cancelled = pin!(async {
-        match cancel {
-            Some(cancel) => cancel.cancelled().await,
-            None => std::future::pending().await,
-        }
-    });
+    let mut cancelled = pin!(cancel.cancelled());
     poll_fn(|cx| {
         // The stop conditions come first: a guest woken from a sleep that
         // reached the deadline must not run again.
-        if cancel.is_some_and(CancelHandle::is_cancelled) {
+        if cancel.is_cancelled() {
             return Poll::Ready(Err(Stop::Cancelled));
         }
         if Instant::now() >= deadline {
@@ -113,7 +108,12 @@ mod tests {
     fn a_ready_call_completes_without_waiting() {
         let timers = Arc::new(Timers::default());
         let deadline = Instant::now() + Duration::from_secs(60);
-        let out = block_on(guarded(async { 7 }, deadline, None, &timers));
+        let out = block_on(guarded(
+            async { 7 },
+            deadline,
+            &CancelHandle::new(),
+            &timers,
+        ));
         assert_eq!(out, Ok(7));
     }
 
@@ -130,7 +130,7 @@ mod tests {
         let out = block_on(guarded(
             std::future::pending::<()>(),
             deadline,
-            Some(&cancel),
+            &cancel,
             &timers,
         ));
         canceller.join().unwrap();
@@ -151,7 +151,7 @@ mod tests {
         let out = block_on(guarded(
             std::future::pending::<()>(),
             deadline,
-            None,
+            &CancelHandle::new(),
             &timers,
         ));
         assert_eq!(out, Err(Stop::Deadline));
@@ -165,7 +165,7 @@ mod tests {
         let out = block_on(guarded(
             async { ran.set(true) },
             Instant::now(),
-            None,
+            &CancelHandle::new(),
             &timers,
         ));
         assert_eq!(out, Err(Stop::Deadline));

@@ -4,19 +4,19 @@
 
 use crate::cache::CompileCache;
 use crate::census;
+use crate::component::{self, WasmKind};
 use crate::error::LoadError;
-use crate::inspect::{self, Inspection, WasmKind};
 use crate::limits::LoadLimits;
 use crate::linker;
-use crate::state::CallState;
+use crate::shared::Shared;
 use crate::ticker::Ticker;
 use crate::timer::Timers;
-use crate::verifier::Verifier;
+use crate::verifier::LoadedVerifier;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Component;
 use wasmtime::{Config, Engine};
 
 /// How a host is set up.
@@ -57,19 +57,6 @@ impl Default for HostConfig {
             load: LoadLimits::default(),
         }
     }
-}
-
-/// State shared by a host and every verifier it loaded. Verifiers keep it
-/// alive, so the ticker runs as long as any verifier can be called.
-pub(crate) struct Shared {
-    pub(crate) engine: Engine,
-    pub(crate) linker: Linker<CallState>,
-    pub(crate) epoch_tick: Duration,
-    pub(crate) fuel_yield_interval: u64,
-    pub(crate) load: LoadLimits,
-    pub(crate) timers: Arc<Timers>,
-    cache: Option<CompileCache>,
-    _ticker: Ticker,
 }
 
 /// Loads verifier components and runs them in fresh, limited stores.
@@ -148,7 +135,7 @@ impl VerifierHost {
     /// Loads a verifier from a `.wasm` file: a regular file no larger than
     /// [`LoadLimits::max_component_bytes`], opened without blocking (a FIFO
     /// or a device is refused, not waited on).
-    pub fn load_file(&self, path: impl AsRef<Path>) -> Result<Verifier, LoadError> {
+    pub fn load_file(&self, path: impl AsRef<Path>) -> Result<LoadedVerifier, LoadError> {
         let bytes = read_component(path.as_ref(), self.shared.load.max_component_bytes)?;
         self.load_bytes(&bytes).map(|(v, _)| v)
     }
@@ -157,11 +144,11 @@ impl VerifierHost {
     /// was used. The component is checked (kind, [`LoadLimits`], imports,
     /// exports) and prepared once; every call then instantiates it in a
     /// fresh store.
-    pub fn load_bytes(&self, bytes: &[u8]) -> Result<(Verifier, LoadSource), LoadError> {
+    pub fn load_bytes(&self, bytes: &[u8]) -> Result<(LoadedVerifier, LoadSource), LoadError> {
         admit(bytes, &self.shared.load)?;
         let digest = hex::encode(Sha256::digest(bytes));
         let (component, source) = self.compile(bytes, &digest)?;
-        let verifier = Verifier::prepare(Arc::clone(&self.shared), component, digest)?;
+        let verifier = LoadedVerifier::prepare(Arc::clone(&self.shared), component, digest)?;
         Ok((verifier, source))
     }
 
@@ -194,12 +181,6 @@ impl VerifierHost {
         &self.shared.load
     }
 
-    /// Describes a `.wasm` file's contents and whether this host accepts it,
-    /// without keeping it loaded.
-    pub fn inspect(&self, bytes: &[u8]) -> Inspection {
-        inspect::inspect(self, bytes)
-    }
-
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
@@ -207,7 +188,7 @@ impl VerifierHost {
 
 /// Refuses bytes that are not a component, or are over a load limit.
 pub(crate) fn admit(bytes: &[u8], limits: &LoadLimits) -> Result<(), LoadError> {
-    match inspect::kind(bytes) {
+    match component::kind(bytes) {
         WasmKind::Component => census::check(bytes, limits, census::Scope::Structure),
         WasmKind::CoreModule => Err(LoadError::CoreModule),
         WasmKind::NotWasm => Err(LoadError::Corrupt(

@@ -1,75 +1,13 @@
 //! Describing a `.wasm` file: kind, digest, imports, exports, roles, and
-//! whether this host accepts it.
+//! whether this host accepts it ([`VerifierHost::inspect`]).
 
+use crate::component::{Role, WasmKind, kind, roles};
 use crate::error::LoadError;
-use crate::host::VerifierHost;
-use crate::verifier::Verifier;
+use crate::host::{VerifierHost, admit};
+use crate::verifier::LoadedVerifier;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
-
-/// What a byte string is, by its 8-byte header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WasmKind {
-    /// A component (layer 1).
-    Component,
-    /// A core module (version 1).
-    CoreModule,
-    /// Not WebAssembly.
-    NotWasm,
-}
-
-/// A verifier role, from the interfaces a component exports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Exports `verdict:verifier/completion`.
-    Completion,
-    /// Exports `verdict:verifier/progress`.
-    Progress,
-}
-
-/// The interface names that give each role (package version 0.1.x).
-const ROLE_EXPORTS: &[(&str, Role)] = &[
-    ("verdict:verifier/completion@0.1.", Role::Completion),
-    ("verdict:verifier/progress@0.1.", Role::Progress),
-];
-
-/// Classifies bytes by the WebAssembly header: magic `\0asm`, then version
-/// `01 00 00 00` for core modules or `0d 00 01 00` for components.
-pub fn kind(bytes: &[u8]) -> WasmKind {
-    match bytes.get(..8) {
-        Some([0, b'a', b's', b'm', 1, 0, 0, 0]) => WasmKind::CoreModule,
-        Some([0, b'a', b's', b'm', _, _, 1, 0]) => WasmKind::Component,
-        _ => WasmKind::NotWasm,
-    }
-}
-
-/// The roles implied by a component's export names.
-pub(crate) fn roles<'a>(exports: impl IntoIterator<Item = &'a str>) -> Vec<Role> {
-    let mut roles = Vec::new();
-    for name in exports {
-        for (prefix, role) in ROLE_EXPORTS {
-            if name.starts_with(prefix) && !roles.contains(role) {
-                roles.push(*role);
-            }
-        }
-    }
-    roles
-}
-
-/// The export name that gives `role`, if any.
-pub(crate) fn role_export<'a>(
-    exports: impl IntoIterator<Item = &'a str>,
-    role: Role,
-) -> Option<&'a str> {
-    exports.into_iter().find(|name| {
-        ROLE_EXPORTS
-            .iter()
-            .any(|(prefix, r)| *r == role && name.starts_with(prefix))
-    })
-}
 
 /// A description of a `.wasm` file.
 #[derive(Debug, Clone, Serialize)]
@@ -90,7 +28,15 @@ pub struct Inspection {
     pub rejected: Option<String>,
 }
 
-pub(crate) fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
+impl VerifierHost {
+    /// Describes a `.wasm` file's contents and whether this host accepts it,
+    /// without keeping it loaded.
+    pub fn inspect(&self, bytes: &[u8]) -> Inspection {
+        inspect(self, bytes)
+    }
+}
+
+fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
     let digest = hex::encode(Sha256::digest(bytes));
     let mut out = Inspection {
         digest: digest.clone(),
@@ -106,19 +52,19 @@ pub(crate) fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
         WasmKind::NotWasm => Some(LoadError::Corrupt(
             "missing the WebAssembly magic header".into(),
         )),
-        WasmKind::Component => match crate::host::admit(bytes, host.load_limits())
-            .and_then(|()| host.compile(bytes, &digest))
-        {
-            Err(err) => Some(err),
-            Ok((component, _)) => {
-                let engine = &host.shared().engine;
-                let ty = component.component_type();
-                out.imports = ty.imports(engine).map(|(n, _)| n.to_owned()).collect();
-                out.exports = ty.exports(engine).map(|(n, _)| n.to_owned()).collect();
-                out.roles = roles(out.exports.iter().map(String::as_str));
-                Verifier::prepare(Arc::clone(host.shared()), component, digest).err()
+        WasmKind::Component => {
+            match admit(bytes, host.load_limits()).and_then(|()| host.compile(bytes, &digest)) {
+                Err(err) => Some(err),
+                Ok((component, _)) => {
+                    let engine = &host.shared().engine;
+                    let ty = component.component_type();
+                    out.imports = ty.imports(engine).map(|(n, _)| n.to_owned()).collect();
+                    out.exports = ty.exports(engine).map(|(n, _)| n.to_owned()).collect();
+                    out.roles = roles(out.exports.iter().map(String::as_str));
+                    LoadedVerifier::prepare(Arc::clone(host.shared()), component, digest).err()
+                }
             }
-        },
+        }
     };
     out.rejected = rejected.map(|e| e.to_string());
     out

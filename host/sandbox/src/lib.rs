@@ -3,31 +3,38 @@
 //! A [`VerifierHost`] owns one engine with fuel and epoch interruption, an
 //! epoch ticker and an optional on-disk compile cache. [`VerifierHost::load_file`]
 //! checks a component (its [`LoadLimits`] before compiling, deny-by-default
-//! imports, verifier exports) and prepares it once; [`Verifier::check`] and
-//! [`Verifier::progress_key`] (or their `_async` forms) run it for a
-//! [`Tenant`] in a fresh store with that tenant's [`Limits`], and return the
-//! result with its [`CallMetrics`]. Every call ends by its deadline whatever
-//! the guest does (computing, sleeping, waiting in a host import); the
-//! guest's clocks are virtual ([`clock`]). Failures are typed ([`CheckError`]).
+//! imports, verifier exports) and prepares it once as a [`LoadedVerifier`];
+//! [`LoadedVerifier::check`] and [`LoadedVerifier::progress_key`] (or their
+//! `_async` forms) run it for a [`Tenant`] in a fresh store with that
+//! tenant's [`Limits`], within a [`verdict_policy::CheckContext`] (deadline
+//! and cancellation), and return the result with its [`CallMetrics`] in a
+//! [`CallReport`]. Every call ends by its deadline whatever the guest does
+//! (computing, sleeping, waiting in a host import); the guest's clocks are
+//! virtual (resolution [`CLOCK_RESOLUTION`]). Failures are typed
+//! ([`CheckError`]). [`WasmChecker`] puts a loaded verifier in the loop's
+//! checker roles.
+//!
+//! Every public item has one path: the crate root.
 
 mod abi;
-pub mod artifacts;
+mod artifacts;
 mod bindings;
 mod cache;
-mod cancel;
 mod census;
 mod checker;
-pub mod clock;
+mod clock;
+mod component;
 mod convert;
 mod error;
 mod exec;
 mod fsutil;
 mod host;
 mod imports;
-pub mod inspect;
+mod inspect;
 mod limiter;
 mod limits;
 mod linker;
+mod shared;
 mod state;
 mod stderr;
 mod tenant;
@@ -35,12 +42,16 @@ mod ticker;
 mod timer;
 mod verifier;
 
-pub use artifacts::{ArtifactData, ArtifactError, ArtifactStore, DirStore, MemoryStore};
-pub use cancel::CancelHandle;
+pub use artifacts::{
+    ArtifactData, ArtifactError, ArtifactStore, DirStore, MAX_ARTIFACT_ID_BYTES, MemoryStore,
+    validate_artifact_id,
+};
 pub use checker::{CheckerTotals, WasmChecker};
+pub use clock::CLOCK_RESOLUTION;
+pub use component::{Role, WasmKind};
 pub use error::{CheckError, LoadError, TrapKind};
 pub use host::{HostConfig, LoadSource, VerifierHost, read_component};
-pub use inspect::{Inspection, Role, WasmKind};
+pub use inspect::Inspection;
 pub use limits::{Limits, LoadLimits};
 pub use tenant::Tenant;
-pub use verifier::{CallMetrics, CallOutcome, MAX_PROGRESS_KEY_CHARS, Verifier};
+pub use verifier::{CallMetrics, CallReport, LoadedVerifier};

@@ -3,13 +3,13 @@
 
 use crate::artifacts::{ArtifactError, ArtifactStore};
 use crate::bindings::artifacts;
-use crate::cancel::CancelHandle;
 use crate::clock::{CallClock, ClockView};
 use crate::limiter::CallLimiter;
 use crate::limits::Limits;
 use crate::stderr::TailPipe;
 use std::sync::Arc;
 use std::time::Instant;
+use verdict_policy::CancelHandle;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -40,7 +40,7 @@ pub(crate) struct CallState {
     store: Arc<dyn ArtifactStore>,
     limits: Limits,
     pub(crate) deadline: Instant,
-    pub(crate) cancel: Option<CancelHandle>,
+    pub(crate) cancel: CancelHandle,
     pub(crate) phase: Phase,
     /// Set when the deadline stopped the guest.
     pub(crate) timed_out: bool,
@@ -58,7 +58,7 @@ impl CallState {
         limits: Limits,
         clock: CallClock,
         deadline: Instant,
-        cancel: Option<CancelHandle>,
+        cancel: CancelHandle,
         max_memories: u32,
     ) -> Self {
         let stderr = TailPipe::new(STDERR_TAIL_BYTES);
@@ -104,7 +104,7 @@ impl CallState {
 
     /// Checks cancellation and the deadline; records which one fired.
     pub(crate) fn should_interrupt(&mut self) -> bool {
-        if self.cancel.as_ref().is_some_and(CancelHandle::is_cancelled) {
+        if self.cancel.is_cancelled() {
             self.cancelled = true;
             return true;
         }

@@ -7,32 +7,39 @@
 //! Calls run on wasmtime's async API under the guard of [`crate::exec`]:
 //! every call ends by its deadline (plus a tick) or on cancellation, whether
 //! the guest computes, sleeps or waits in any host import. The blocking
-//! methods ([`Verifier::check`], [`Verifier::progress_key`]) drive the same
-//! future on the calling thread; the `_async` ones can be awaited on any
-//! executor.
+//! methods ([`LoadedVerifier::check`], [`LoadedVerifier::progress_key`])
+//! drive the same future on the calling thread; the `_async` ones can be
+//! awaited on any executor.
+//!
+//! # Deadline
+//!
+//! A call's deadline is the earlier of the tenant's
+//! [`Limits::timeout_ms`](crate::Limits::timeout_ms), counted from the
+//! call's start, and the [`CheckContext`]'s deadline (the loop's checker
+//! deadline); whichever ends the call, it is reported as
+//! [`CheckError::Timeout`] with the limit that applied, in milliseconds.
+//! Cancelling the context's [`CancelHandle`](verdict_policy::CancelHandle)
+//! stops the call with [`CheckError::Cancelled`].
 
 use crate::abi::{AbiFault, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
 use crate::bindings::wit;
-use crate::cancel::CancelHandle;
 use crate::clock::CallClock;
+use crate::component::{self, Role};
 use crate::convert;
 use crate::error::{CheckError, LoadError, TrapKind, trap_kind};
 use crate::exec::{self, Stop};
-use crate::host::Shared;
 use crate::imports;
-use crate::inspect::{self, Role};
 use crate::limits::Limits;
+use crate::shared::Shared;
 use crate::state::{CallState, Phase};
 use crate::tenant::Tenant;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-use verdict_policy::{CheckPacket, Verdict};
+use verdict_policy::{CheckContext, CheckPacket, Verdict};
 use wasmtime::component::{
     Component, ComponentExportIndex, ComponentNamedList, InstancePre, Lift, types::ComponentItem,
 };
 use wasmtime::{Store, UpdateDeadline};
-
-pub use verdict_policy::checker::MAX_PROGRESS_KEY_CHARS;
 
 /// What one call used.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,26 +66,28 @@ pub struct CallMetrics {
 
 /// A call's result together with what it used (also on failure).
 #[derive(Debug, Clone)]
-pub struct CallOutcome<T> {
+pub struct CallReport<T> {
     /// The verdict or key, or why there is none.
     pub result: Result<T, CheckError>,
     /// Resource use.
     pub metrics: CallMetrics,
 }
 
-impl<T> CallOutcome<T> {
+impl<T> CallReport<T> {
     /// Validates or converts a successful result, keeping the metrics.
-    pub fn and_then<U>(self, f: impl FnOnce(T) -> Result<U, CheckError>) -> CallOutcome<U> {
-        CallOutcome {
+    pub fn and_then<U>(self, f: impl FnOnce(T) -> Result<U, CheckError>) -> CallReport<U> {
+        CallReport {
             result: self.result.and_then(f),
             metrics: self.metrics,
         }
     }
 }
 
-/// A verifier component, compiled and prepared once, called many times.
+/// A verifier component loaded by a [`VerifierHost`](crate::VerifierHost):
+/// compiled, checked and prepared once, called many times (each call in a
+/// fresh store).
 #[derive(Clone)]
-pub struct Verifier {
+pub struct LoadedVerifier {
     shared: Arc<Shared>,
     pre: InstancePre<CallState>,
     digest: String,
@@ -86,9 +95,9 @@ pub struct Verifier {
     progress: Option<ComponentExportIndex>,
 }
 
-impl std::fmt::Debug for Verifier {
+impl std::fmt::Debug for LoadedVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Verifier")
+        f.debug_struct("LoadedVerifier")
             .field("digest", &self.digest)
             .field("completion", &self.completion.is_some())
             .field("progress", &self.progress.is_some())
@@ -118,7 +127,7 @@ fn export_func<A: ComponentNamedList + Lift + 'static>(
     Ok(index)
 }
 
-impl Verifier {
+impl LoadedVerifier {
     pub(crate) fn prepare(
         shared: Arc<Shared>,
         component: Component,
@@ -130,7 +139,7 @@ impl Verifier {
             .exports(&shared.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
-        let roles = inspect::roles(exports.iter().map(String::as_str));
+        let roles = component::roles(exports.iter().map(String::as_str));
         if roles.is_empty() {
             return Err(LoadError::NoVerifierExport);
         }
@@ -138,7 +147,7 @@ impl Verifier {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadError::Link(e.to_string()))?;
-        let interface = |role| inspect::role_export(exports.iter().map(String::as_str), role);
+        let interface = |role| component::role_export(exports.iter().map(String::as_str), role);
         let completion = match interface(Role::Completion) {
             Some(name) => Some(export_func::<VerdictAnswer>(&pre, name, "check")?),
             None => None,
@@ -171,64 +180,58 @@ impl Verifier {
         self.progress.is_some()
     }
 
-    /// Runs the completion check for `tenant` on `packet`, blocking the
-    /// calling thread (see [`Verifier::check_async`]).
+    /// Runs the completion check for `tenant` on `packet` within `ctx`,
+    /// blocking the calling thread (see [`LoadedVerifier::check_async`]).
     pub fn check(
         &self,
         tenant: &Tenant,
         packet: &CheckPacket,
-        cancel: Option<&CancelHandle>,
-    ) -> CallOutcome<Verdict> {
-        exec::block_on(self.check_async(tenant, packet, cancel))
+        ctx: &CheckContext,
+    ) -> CallReport<Verdict> {
+        exec::block_on(self.check_async(tenant, packet, ctx))
     }
 
-    /// Runs the completion check for `tenant` on `packet`. Needs no
-    /// particular executor: the deadline and guest sleeps are timed by the
-    /// host's epoch ticker.
+    /// Runs the completion check for `tenant` on `packet` within `ctx` (see
+    /// the module docs for the deadline). Needs no particular executor: the
+    /// deadline and guest sleeps are timed by the host's epoch ticker.
     pub async fn check_async(
         &self,
         tenant: &Tenant,
         packet: &CheckPacket,
-        cancel: Option<&CancelHandle>,
-    ) -> CallOutcome<Verdict> {
+        ctx: &CheckContext,
+    ) -> CallReport<Verdict> {
         let Some(index) = &self.completion else {
             return failed(CheckError::Unsupported("completion"));
         };
-        let packet = match convert::packet(packet) {
-            Ok(packet) => packet,
-            Err(e) => return failed(e),
-        };
-        self.call::<VerdictAnswer>(tenant, cancel, index, &packet)
+        let packet = convert::packet(packet);
+        self.call::<VerdictAnswer>(tenant, ctx, index, &packet)
             .await
             .and_then(|VerdictAnswer(verdict)| convert::verdict(verdict))
     }
 
-    /// Samples the progress key for `tenant` on `packet`, blocking the
-    /// calling thread (see [`Verifier::progress_key_async`]).
+    /// Samples the progress key for `tenant` on `packet` within `ctx`,
+    /// blocking the calling thread (see [`LoadedVerifier::progress_key_async`]).
     pub fn progress_key(
         &self,
         tenant: &Tenant,
         packet: &CheckPacket,
-        cancel: Option<&CancelHandle>,
-    ) -> CallOutcome<String> {
-        exec::block_on(self.progress_key_async(tenant, packet, cancel))
+        ctx: &CheckContext,
+    ) -> CallReport<String> {
+        exec::block_on(self.progress_key_async(tenant, packet, ctx))
     }
 
-    /// Samples the progress key for `tenant` on `packet`.
+    /// Samples the progress key for `tenant` on `packet` within `ctx`.
     pub async fn progress_key_async(
         &self,
         tenant: &Tenant,
         packet: &CheckPacket,
-        cancel: Option<&CancelHandle>,
-    ) -> CallOutcome<String> {
+        ctx: &CheckContext,
+    ) -> CallReport<String> {
         let Some(index) = &self.progress else {
             return failed(CheckError::Unsupported("progress"));
         };
-        let packet = match convert::packet(packet) {
-            Ok(packet) => packet,
-            Err(e) => return failed(e),
-        };
-        self.call::<KeyAnswer>(tenant, cancel, index, &packet)
+        let packet = convert::packet(packet);
+        self.call::<KeyAnswer>(tenant, ctx, index, &packet)
             .await
             .and_then(|KeyAnswer(key)| match key {
                 GuestText::Text(key) => Ok(key),
@@ -237,34 +240,31 @@ impl Verifier {
     }
 
     /// Instantiates in a fresh store with the tenant's limits and calls the
-    /// export at `index` with `packet`, under the deadline and `cancel`.
+    /// export at `index` with `packet`, under the deadline and the
+    /// cancellation of `ctx`.
     async fn call<A: ComponentNamedList + Lift + Send + Sync + 'static>(
         &self,
         tenant: &Tenant,
-        cancel: Option<&CancelHandle>,
+        ctx: &CheckContext,
         index: &ComponentExportIndex,
         packet: &wit::Packet,
-    ) -> CallOutcome<A> {
+    ) -> CallReport<A> {
         let started = Instant::now();
         let wall = SystemTime::now();
-        if cancel.is_some_and(CancelHandle::is_cancelled) {
+        let cancel = ctx.cancel_handle();
+        if cancel.is_cancelled() {
             return failed(CheckError::Cancelled);
         }
         let shared = &self.shared;
         let limits = *tenant.limits();
-        // A deadline too far to represent is no deadline (fuel still ends
-        // the call).
-        let deadline = started
-            .checked_add(limits.timeout())
-            .or_else(|| started.checked_add(Duration::from_secs(365 * 24 * 3600)))
-            .unwrap_or(started);
+        let (deadline, limit_ms) = deadline(started, &limits, ctx);
         let clock = CallClock::new(started, wall, deadline, Arc::clone(&shared.timers));
         let state = CallState::new(
             Arc::clone(tenant.artifacts()),
             limits,
             clock,
             deadline,
-            cancel.cloned(),
+            cancel.clone(),
             shared.load.max_memories,
         );
         let mut store = Store::new(&shared.engine, state);
@@ -307,25 +307,47 @@ impl Verifier {
         };
         let result = match outcome {
             Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(err)) => Err(classify(&err, state, &limits)),
-            Err(Stop::Deadline) => Err(CheckError::Timeout {
-                limit_ms: limits.timeout_ms,
-            }),
+            Ok(Err(err)) => Err(classify(&err, state, &limits, limit_ms)),
+            Err(Stop::Deadline) => Err(CheckError::Timeout { limit_ms }),
             Err(Stop::Cancelled) => Err(CheckError::Cancelled),
         };
-        CallOutcome { result, metrics }
+        CallReport { result, metrics }
     }
 }
 
-fn failed<T>(err: CheckError) -> CallOutcome<T> {
-    CallOutcome {
+/// The call's deadline: the earlier of the tenant's timeout from `started`
+/// and the context's deadline; with the limit that applied, in
+/// milliseconds from `started`.
+fn deadline(started: Instant, limits: &Limits, ctx: &CheckContext) -> (Instant, u64) {
+    // A tenant deadline too far to represent is no deadline (fuel still
+    // ends the call).
+    let tenant = started
+        .checked_add(limits.timeout())
+        .or_else(|| started.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(started);
+    match ctx.deadline() {
+        Some(outer) if outer < tenant => {
+            let ms = outer.saturating_duration_since(started).as_millis();
+            (outer, u64::try_from(ms).unwrap_or(u64::MAX))
+        }
+        _ => (tenant, limits.timeout_ms),
+    }
+}
+
+fn failed<T>(err: CheckError) -> CallReport<T> {
+    CallReport {
         result: Err(err),
         metrics: CallMetrics::default(),
     }
 }
 
 /// Classifies a failed call from typed sources only (see [`crate::error`]).
-fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits) -> CheckError {
+fn classify(
+    err: &wasmtime::Error,
+    state: &CallState,
+    limits: &Limits,
+    limit_ms: u64,
+) -> CheckError {
     let trap = |kind| CheckError::Trap {
         kind,
         stderr_tail: state.stderr.contents(),
@@ -340,9 +362,7 @@ fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits) -> CheckE
     }
     if let Some(t) = err.downcast_ref::<wasmtime::Trap>() {
         return match t {
-            wasmtime::Trap::Interrupt if state.timed_out => CheckError::Timeout {
-                limit_ms: limits.timeout_ms,
-            },
+            wasmtime::Trap::Interrupt if state.timed_out => CheckError::Timeout { limit_ms },
             wasmtime::Trap::OutOfFuel => CheckError::OutOfFuel {
                 budget: limits.fuel,
             },
@@ -377,10 +397,10 @@ mod tests {
 
     /// The async calls can be spawned on a multi-threaded executor.
     #[allow(dead_code)]
-    fn calls_are_send(verifier: &Verifier, tenant: &Tenant, packet: &CheckPacket) {
+    fn calls_are_send(verifier: &LoadedVerifier, tenant: &Tenant, packet: &CheckPacket) {
         fn send<T: Send>(_: T) {}
-        let cancel = CancelHandle::new();
-        send(verifier.check_async(tenant, packet, Some(&cancel)));
-        send(verifier.progress_key_async(tenant, packet, None));
+        let ctx = CheckContext::new();
+        send(verifier.check_async(tenant, packet, &ctx));
+        send(verifier.progress_key_async(tenant, packet, &ctx));
     }
 }

@@ -3,12 +3,13 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use verdict_policy::LoopPolicy;
+use verdict_policy::{CompletionChecker, LoopPolicy, ProgressChecker};
 use verdict_providers::Model;
 
 use super::registry::ConnectorRegistry;
 use super::routing::{Router, Routing};
 use super::{Agent, DEFAULT_MAX_ITERATIONS, Inner, State};
+use crate::checkers::Checkers;
 use crate::error::BuildError;
 use crate::hooks::Hooks;
 use crate::host::{HostContext, StaticHost};
@@ -28,6 +29,7 @@ pub struct AgentBuilder {
     permissions: PermissionPolicy,
     hooks: Hooks,
     policy: Option<LoopPolicy>,
+    checkers: Checkers,
     host: Option<Arc<dyn HostContext>>,
     task_state: Option<TaskStateStore>,
     routing: Option<Routing>,
@@ -106,6 +108,25 @@ impl AgentBuilder {
         self
     }
 
+    /// The default checkers of every run with a policy (a run may bring
+    /// its own: [`crate::RunOptions::with_checkers`]).
+    pub fn checkers(mut self, checkers: Checkers) -> Self {
+        self.checkers = checkers;
+        self
+    }
+
+    /// The default completion checker.
+    pub fn completion_checker(mut self, checker: Arc<dyn CompletionChecker>) -> Self {
+        self.checkers.completion = Some(checker);
+        self
+    }
+
+    /// The default progress checker.
+    pub fn progress_checker(mut self, checker: Arc<dyn ProgressChecker>) -> Self {
+        self.checkers.progress = Some(checker);
+        self
+    }
+
     /// The host context checks capture (default: an empty fixed scope).
     pub fn host(mut self, host: Arc<dyn HostContext>) -> Self {
         self.host = Some(host);
@@ -171,6 +192,7 @@ impl AgentBuilder {
                 max_iterations,
                 tools,
                 policy: self.policy,
+                checkers: self.checkers,
                 host,
                 task_state: self.task_state,
                 routing: self.routing,

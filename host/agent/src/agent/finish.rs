@@ -45,7 +45,6 @@ impl Agent {
         progress: &mut Progress,
         binding: &Binding,
         ctx: &CallContext,
-        options: &RunOptions,
         events: &Events,
         signal: Suspension,
     ) -> Result<RunStatus, AgentError> {
@@ -72,7 +71,7 @@ impl Agent {
         // Tool calls in a wrap-up are not run (and not kept, so the
         // tool-call/result protocol stays whole).
         progress.output = self
-            .tool_free_call(progress, binding, ctx, options, events, instruction, None)
+            .tool_free_call(progress, binding, ctx, events, instruction, None)
             .await?;
         Ok(RunStatus::Completed)
     }
@@ -95,7 +94,6 @@ impl Agent {
                 progress,
                 binding,
                 ctx,
-                options,
                 events,
                 instruction,
                 options.output_schema.clone(),
@@ -111,13 +109,11 @@ impl Agent {
     /// assistant message; any tool calls in it are neither run nor kept)
     /// appended, so a failed call leaves no unanswered host message behind.
     /// Returns the text.
-    #[allow(clippy::too_many_arguments)]
     async fn tool_free_call(
         &self,
         progress: &mut Progress,
         binding: &Binding,
         ctx: &CallContext,
-        options: &RunOptions,
         events: &Events,
         instruction: String,
         output_schema: Option<OutputSchema>,
@@ -137,7 +133,7 @@ impl Agent {
         let response = self
             .call_model(&binding.model, &request, ctx, events)
             .await
-            .map_err(|e| provider_error(e, options))?;
+            .map_err(provider_error)?;
         add_usage(&mut progress.usage, &response.usage);
         let text = response.text.unwrap_or_default();
         progress.messages.push(instruction);

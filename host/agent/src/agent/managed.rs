@@ -4,18 +4,21 @@
 //! path.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 use verdict_policy::{
-    Admission, BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckView, CheckerError,
-    Decision, ExecutionIdentity, FinalDecision, LoopDiagnostics, PolicyExecution, StopReason,
-    ToolCallRequest, Turn, Verdict,
+    Admission, BatchDecision, CancelHandle, CheckContext, CheckDecision, CheckFuture, CheckKind,
+    CheckRequest, CheckView, CheckerError, Decision, ExecutionIdentity, FinalDecision,
+    LoopDiagnostics, PolicyExecution, StopReason, ToolCallRequest, TurnDecision, Verdict,
 };
 use verdict_providers::ToolCall;
 
 use super::async_results::AsyncDelivery;
+use crate::checkers::Checkers;
 use crate::host::HostContext;
 use crate::tools::SettledCall;
 
@@ -46,6 +49,8 @@ pub(crate) struct Identity {
 /// One managed policy execution.
 pub(crate) struct Managed {
     exec: PolicyExecution,
+    /// The checkers the execution runs (the engine knows their identities).
+    checkers: Checkers,
     host: Arc<dyn HostContext>,
     identity: Identity,
     checker_timeout: Duration,
@@ -66,6 +71,7 @@ enum Answer {
 impl Managed {
     pub(crate) fn new(
         exec: PolicyExecution,
+        checkers: Checkers,
         host: Arc<dyn HostContext>,
         identity: Identity,
         checker_timeout: Duration,
@@ -73,6 +79,7 @@ impl Managed {
     ) -> Self {
         let managed = Self {
             exec,
+            checkers,
             host,
             identity,
             checker_timeout,
@@ -95,10 +102,13 @@ impl Managed {
         *slot = Some(self.exec.diagnostics());
     }
 
+    /// The view now: the host's scope and task generation, the identity of
+    /// the checker of `kind` as it reports itself now, the owner and the
+    /// conversation.
     fn view(&self, kind: CheckKind) -> CheckView {
         let plugin = match kind {
-            CheckKind::Completion => self.exec.completion_checker().map(|c| c.identity()),
-            CheckKind::Progress => self.exec.progress_checker().map(|c| c.identity()),
+            CheckKind::Completion => self.checkers.completion.as_ref().map(|c| c.identity()),
+            CheckKind::Progress => self.checkers.progress.as_ref().map(|c| c.identity()),
         };
         CheckView {
             scope: self.host.scope(),
@@ -112,7 +122,7 @@ impl Managed {
     }
 
     /// Before a model call.
-    pub(crate) fn begin_turn(&mut self) -> Turn {
+    pub(crate) fn begin_turn(&mut self) -> TurnDecision {
         let turn = self.exec.begin_turn();
         self.publish();
         turn
@@ -267,39 +277,80 @@ impl Managed {
         }
     }
 
-    /// Runs the captured checker on a blocking thread, within the checker
-    /// deadline; `None` when the run is cancelled first.
+    /// Runs the execution's checker of the request's kind with a
+    /// [`CheckContext`]: the checker deadline, and a cancel handle the run's
+    /// cancellation fires. `None` when the run is cancelled first.
     async fn run_checker(
         &self,
         request: &CheckRequest,
         cancel: &CancellationToken,
     ) -> Option<Answer> {
         let kind = request.ticket.kind;
-        let packet = request.packet.clone();
-        let task = match kind {
-            CheckKind::Completion => match self.exec.completion_checker() {
-                Some(checker) => {
-                    tokio::task::spawn_blocking(move || Answer::Verdict(checker.check(&packet)))
-                }
-                None => return Some(failed(kind, "no completion checker")),
+        let packet = &request.packet;
+        let deadline = Instant::now() + self.checker_timeout;
+        let signal = CancelHandle::new();
+        let ctx = CheckContext::new()
+            .with_deadline(deadline)
+            .with_cancel(signal.clone());
+        Some(match kind {
+            CheckKind::Completion => match &self.checkers.completion {
+                Some(checker) => Answer::Verdict(
+                    drive(checker.check(packet, &ctx), deadline, &signal, cancel).await?,
+                ),
+                None => failed(kind, "no completion checker"),
             },
-            CheckKind::Progress => match self.exec.progress_checker() {
-                Some(checker) => {
-                    tokio::task::spawn_blocking(move || Answer::Key(checker.progress_key(&packet)))
-                }
-                None => return Some(failed(kind, "no progress checker")),
+            CheckKind::Progress => match &self.checkers.progress {
+                Some(checker) => Answer::Key(
+                    drive(
+                        checker.progress_key(packet, &ctx),
+                        deadline,
+                        &signal,
+                        cancel,
+                    )
+                    .await?,
+                ),
+                None => failed(kind, "no progress checker"),
             },
-        };
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            joined = tokio::time::timeout(self.checker_timeout, task) => Some(match joined {
-                Err(_) => error(kind, CheckerError::Timeout),
-                Ok(Err(_join)) => failed(kind, "the checker panicked"),
-                Ok(Ok(answer)) => answer,
-            }),
-        }
+        })
     }
+}
+
+/// Awaits a checker call until it answers, its `deadline` passes or the run
+/// is cancelled (`None`). At the deadline, and on cancellation once
+/// `signal` has told the checker, the call gets one last poll so a checker
+/// that honours its context (a wasm verifier) gives its own account; a
+/// checker that does not is dropped unfinished. A panicking checker is a
+/// checker failure.
+async fn drive<T>(
+    call: CheckFuture<'_, T>,
+    deadline: Instant,
+    signal: &CancelHandle,
+    cancel: &CancellationToken,
+) -> Option<Result<T, CheckerError>> {
+    let mut call = AssertUnwindSafe(call).catch_unwind();
+    let answered = tokio::select! {
+        biased;
+        () = cancel.cancelled() => {
+            signal.cancel();
+            // The checker's own account (e.g. the sandbox's metrics) is
+            // taken if it is ready now; the run ends on its cancellation
+            // path either way.
+            let _ = (&mut call).now_or_never();
+            return None;
+        }
+        answered = tokio::time::timeout_at(deadline.into(), &mut call) => answered,
+    };
+    let answered = match answered {
+        Ok(answered) => answered,
+        Err(_elapsed) => match (&mut call).now_or_never() {
+            Some(answered) => answered,
+            None => return Some(Err(CheckerError::Timeout)),
+        },
+    };
+    Some(
+        answered
+            .unwrap_or_else(|_panic| Err(CheckerError::Failed("the checker panicked".to_owned()))),
+    )
 }
 
 fn error(kind: CheckKind, error: CheckerError) -> Answer {

@@ -28,13 +28,13 @@ pub use async_results::AsyncDelivery;
 pub use builder::AgentBuilder;
 pub use direct::DirectStream;
 pub use events::AgentEvent;
-pub(crate) use options::BUDGET_SPENT;
 pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
 pub use registry::ConnectorRegistry;
 pub use response::{AgentResponse, RunStatus, SuspendedRun};
 pub use routing::{Route, RouteDiagnostics, RouteRequest, Router, RouterFn};
 pub use stream::AgentStream;
 
+use crate::checkers::Checkers;
 use crate::error::AgentError;
 use crate::host::HostContext;
 use crate::task_state::TaskStateStore;
@@ -65,6 +65,7 @@ struct Inner {
     max_iterations: u32,
     tools: ToolManager,
     policy: Option<LoopPolicy>,
+    checkers: Checkers,
     host: Arc<dyn HostContext>,
     task_state: Option<TaskStateStore>,
     routing: Option<routing::Routing>,
@@ -109,6 +110,7 @@ impl std::fmt::Debug for Agent {
             .field("max_iterations", &self.inner.max_iterations)
             .field("tools", &self.inner.tools.definitions().len())
             .field("policy", &self.inner.policy.is_some())
+            .field("checkers", &self.inner.checkers)
             .finish_non_exhaustive()
     }
 }

@@ -1,4 +1,5 @@
-//! Per-run options: the policy choice, the model-call budget, cancellation.
+//! Per-run options: the policy choice, the checkers, the model-call budget,
+//! cancellation, the checker deadline and the output schema.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -7,7 +8,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use verdict_policy::LoopPolicy;
-use verdict_providers::{AttemptHook, OutputSchema, ProviderError};
+
+use crate::checkers::Checkers;
+use verdict_providers::{AttemptHook, AttemptRefusal, OutputSchema, ProviderError};
 
 /// The policy of one run.
 #[derive(Debug, Clone, Default)]
@@ -29,9 +32,6 @@ pub struct CallBudget {
     max_calls: u32,
     used: Arc<AtomicU32>,
 }
-
-/// The reason an attempt is refused when the budget is spent.
-pub(crate) const BUDGET_SPENT: &str = "model-call budget spent";
 
 impl CallBudget {
     /// A budget of `max_calls` attempts.
@@ -69,7 +69,9 @@ impl CallBudget {
             match taken {
                 Ok(_) => Ok(()),
                 Err(_) => Err(ProviderError::AttemptRefused {
-                    reason: BUDGET_SPENT.to_owned(),
+                    reason: AttemptRefusal::BudgetSpent {
+                        max_calls: budget.max_calls,
+                    },
                 }),
             }
         })
@@ -81,11 +83,16 @@ impl CallBudget {
 pub struct RunOptions {
     /// Inherit, replace or disable the loop policy.
     pub policy: PolicyChoice,
+    /// The checkers of this run; `None` runs the agent's.
+    pub checkers: Option<Checkers>,
     /// The model-call budget, when the run has one.
     pub budget: Option<CallBudget>,
     /// Cancelling it ends the run with [`crate::AgentError::Cancelled`].
     pub cancel: CancellationToken,
-    /// The deadline of each completion or progress check.
+    /// The deadline of each completion or progress check, from its start
+    /// (passed to the checker in its [`verdict_policy::CheckContext`]). A
+    /// wasm verifier's call also ends at its tenant's `timeout_ms`: the
+    /// earlier of the two applies, and either is reported as `timeout`.
     pub checker_timeout: Duration,
     /// A JSON Schema the final answer must match. Sent with every request;
     /// in `run` (not `stream`) an invalid final candidate gets one repair
@@ -100,6 +107,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         Self {
             policy: PolicyChoice::Inherit,
+            checkers: None,
             budget: None,
             cancel: CancellationToken::new(),
             checker_timeout: DEFAULT_CHECKER_TIMEOUT,
@@ -118,6 +126,12 @@ impl RunOptions {
     /// Run without a policy.
     pub fn without_policy(mut self) -> Self {
         self.policy = PolicyChoice::Disabled;
+        self
+    }
+
+    /// Run these checkers instead of the agent's.
+    pub fn with_checkers(mut self, checkers: Checkers) -> Self {
+        self.checkers = Some(checkers);
         self
     }
 

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
-use verdict_policy::{PolicyExecution, StopReason, Turn};
+use verdict_policy::{PolicyExecution, StopReason, TurnDecision};
 use verdict_providers::{
-    CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage,
+    AttemptRefusal, CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError,
+    StreamEvent, Usage,
 };
 
 use super::Agent;
@@ -17,7 +18,7 @@ use super::events::{AgentEvent, Events};
 use super::finish::{format_instruction, repair_instruction, schema_error, structured};
 use super::lease::Lease;
 use super::managed::{FinalOutcome, Identity, Managed};
-use super::options::{BUDGET_SPENT, PolicyChoice, RunOptions};
+use super::options::{PolicyChoice, RunOptions};
 use super::response::{AgentResponse, RunStatus, SuspendedRun};
 use super::routing::{Binding, RouteDiagnostics};
 use crate::error::{AgentError, RunError, SettledRun};
@@ -109,8 +110,13 @@ impl Agent {
         let execution_id = format!("{}-exec-{execution}", inner.id);
         let mut managed = match policy {
             Some(policy) => {
+                let checkers = options
+                    .checkers
+                    .clone()
+                    .unwrap_or_else(|| inner.checkers.clone());
                 let exec = PolicyExecution::start(
                     policy,
+                    &checkers.identities(),
                     execution_id.clone(),
                     Some(inner.max_iterations),
                 )
@@ -121,6 +127,7 @@ impl Agent {
                 };
                 Some(Managed::new(
                     exec,
+                    checkers,
                     inner.host.clone(),
                     identity,
                     options.checker_timeout,
@@ -250,8 +257,8 @@ impl Agent {
             let mut feedback = None;
             match managed.as_deref_mut() {
                 Some(m) => match m.begin_turn() {
-                    Turn::Stop { reason } => return Ok(status_for(reason)),
-                    Turn::Proceed { feedback: text } => {
+                    TurnDecision::Stop { reason } => return Ok(status_for(reason)),
+                    TurnDecision::Proceed { feedback: text } => {
                         if let Some(text) = text {
                             events.emit(|| AgentEvent::LoopNotice {
                                 feedback: text.clone(),
@@ -280,7 +287,7 @@ impl Agent {
             let mut response = self
                 .call_model(&binding.model, &request, &ctx, events)
                 .await
-                .map_err(|e| provider_error(e, options))?;
+                .map_err(provider_error)?;
             // An empty answer is retried with the same request: a separate
             // model-call attempt (the budget counts it), not a new turn.
             for _ in 0..EMPTY_RESPONSE_RETRIES {
@@ -291,7 +298,7 @@ impl Agent {
                 response = self
                     .call_model(&binding.model, &request, &ctx, events)
                     .await
-                    .map_err(|e| provider_error(e, options))?;
+                    .map_err(provider_error)?;
             }
             add_usage(&mut progress.usage, &response.usage);
             // From here on a call is known by an id unique in the execution,
@@ -355,9 +362,7 @@ impl Agent {
                 return Ok(status_for(reason));
             }
             if let Some(signal) = batch.suspend {
-                return self
-                    .wrap_up(progress, binding, &ctx, options, events, signal)
-                    .await;
+                return self.wrap_up(progress, binding, &ctx, events, signal).await;
             }
             if let Some((tool, result)) = ended {
                 // A tool-induced stop: its result is the final candidate;
@@ -478,15 +483,13 @@ fn status_for(reason: StopReason) -> RunStatus {
     }
 }
 
-pub(super) fn provider_error(error: ProviderError, options: &RunOptions) -> AgentError {
-    match (&error, &options.budget) {
-        (ProviderError::AttemptRefused { reason }, Some(budget)) if reason == BUDGET_SPENT => {
-            AgentError::BudgetExhausted {
-                max_calls: budget.max_calls(),
-            }
-        }
-        (ProviderError::Cancelled, _) => AgentError::Cancelled,
-        _ => AgentError::Provider(error),
+pub(super) fn provider_error(error: ProviderError) -> AgentError {
+    match error {
+        ProviderError::AttemptRefused {
+            reason: AttemptRefusal::BudgetSpent { max_calls },
+        } => AgentError::BudgetExhausted { max_calls },
+        ProviderError::Cancelled => AgentError::Cancelled,
+        error => AgentError::Provider(error),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use verdict_policy::{Effect, FailureKind, Fingerprint, Outcome, OutcomeStatus};
+use verdict_policy::{Effect, FailureKind, Fingerprint, ObservedOutcome, OutcomeStatus};
 use verdict_providers::{ToolCall, ToolResult};
 
 /// A sanitized error is at most this many characters.
@@ -44,14 +44,14 @@ pub enum ToolOutcome {
 impl ToolOutcome {
     /// The framework outcome the policy observes; `executed` says whether
     /// the tool actually ran (it has a receipt).
-    pub fn to_policy(&self, executed: bool) -> Outcome {
+    pub fn to_policy(&self, executed: bool) -> ObservedOutcome {
         let (status, failure) = match self {
             Self::Succeeded { .. } => (OutcomeStatus::Succeeded, None),
             Self::Failed { kind, .. } => (OutcomeStatus::Failed, Some(*kind)),
             Self::NotStarted { .. } => (OutcomeStatus::NotStarted, None),
             Self::Unknown { .. } => (OutcomeStatus::Unknown, None),
         };
-        Outcome {
+        ObservedOutcome {
             status,
             failure,
             executed,
@@ -127,7 +127,7 @@ impl SettledCall {
     }
 
     /// The framework outcome the policy observes.
-    pub fn policy_outcome(&self) -> Outcome {
+    pub fn policy_outcome(&self) -> ObservedOutcome {
         self.outcome.to_policy(self.receipt.is_some())
     }
 

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use verdict_agent::{Agent, AgentBuilder, Tool, ToolError};
-use verdict_policy::{CheckPacket, CheckerError, CompletionChecker, CompletionFn, Effect, Verdict};
+use verdict_agent::{Agent, AgentBuilder, CompletionFn, Tool, ToolError};
+use verdict_policy::{CheckPacket, CheckerError, CompletionChecker, Effect, Verdict};
 use verdict_providers::fake::{Reply, Script, ScriptedCall, ScriptedModel, Turn};
 use verdict_providers::{Message, Model, ModelRequest};
 
@@ -57,11 +57,11 @@ pub fn counting_tool(name: &str, effect: Effect, result: Value) -> (Tool, Arc<At
     }
 }
 
-/// A completion checker from a closure.
+/// A completion checker from a blocking closure of the packet.
 pub fn completion(
     f: impl Fn(&CheckPacket) -> Result<Verdict, CheckerError> + Send + Sync + 'static,
 ) -> Arc<dyn CompletionChecker> {
-    Arc::new(CompletionFn(f))
+    Arc::new(CompletionFn::new(move |packet, _ctx| f(packet)))
 }
 
 /// The user texts of a request, in order.

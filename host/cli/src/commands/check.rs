@@ -8,7 +8,7 @@ use anyhow::Context;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
-use verdict_policy::CheckPacket;
+use verdict_policy::{CheckContext, CheckPacket};
 use verdict_sandbox::{ArtifactStore, CallMetrics, CheckError, DirStore, MemoryStore, Tenant};
 
 /// Arguments of `verdict check`.
@@ -59,9 +59,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     let limits = limits.to_limits();
     let text = std::fs::read_to_string(&args.packet)
         .with_context(|| format!("cannot read {}", args.packet.display()))?;
-    let packet: CheckPacket = serde_json::from_str(&text)
+    // Parsing validates: a packet over a bound is refused, never cut.
+    let packet = CheckPacket::from_json(&text)
         .with_context(|| format!("{} is not a valid check packet", args.packet.display()))?;
-    let packet = packet.bounded();
     let store: Arc<dyn ArtifactStore> = match &args.artifacts {
         Some(dir) => {
             let dir = crate::roots::check(dir, false).context("--artifacts")?;
@@ -79,10 +79,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         Ok((verifier, _)) => {
             let digest = verifier.digest().to_owned();
             let outcome = if args.progress {
-                let o = verifier.progress_key(&tenant, &packet, None);
+                let o = verifier.progress_key(&tenant, &packet, &CheckContext::new());
                 (o.result.map(Answer::Key), o.metrics)
             } else {
-                let o = verifier.check(&tenant, &packet, None);
+                let o = verifier.check(&tenant, &packet, &CheckContext::new());
                 (o.result.map(Answer::Verdict), o.metrics)
             };
             (Some(digest), outcome)

@@ -11,11 +11,11 @@ use crate::config::ConfigFile;
 use crate::narrate::Narrator;
 use crate::outcome;
 use crate::output::{FirstError, Watched};
-use crate::session::{Checkers, Session};
+use crate::session::{Session, load_checkers};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use verdict_agent::{AgentError, AgentResponse, RunError, RunOptions};
+use verdict_agent::{AgentError, AgentResponse, Checkers, RunError, RunOptions};
 use verdict_policy::{LoopDiagnostics, LoopPolicy, Phase};
 use verdict_sandbox::VerifierHost;
 
@@ -170,14 +170,13 @@ impl Console {
         self.busy.load(Ordering::SeqCst)
     }
 
-    /// The policy of the next execution, checkers attached.
+    /// The policy of the next execution (its checkers are the tenant's).
     fn effective_policy(&self) -> Option<LoopPolicy> {
-        let thresholds = match &self.policy {
+        match &self.policy {
             PolicySource::Config => self.file.config.loop_policy.clone(),
             PolicySource::Override(policy, _) => Some(policy.clone()),
             PolicySource::Off => None,
-        }?;
-        Some(self.session.checkers.attach(thresholds))
+        }
     }
 
     /// Starts an execution of `task` on `runtime`; its output streams to
@@ -187,7 +186,9 @@ impl Console {
             return "refused: an execution is already running".into();
         }
         let options = match self.effective_policy() {
-            Some(policy) => RunOptions::default().with_policy(policy),
+            Some(policy) => RunOptions::default()
+                .with_policy(policy)
+                .with_checkers(self.session.checkers.clone()),
             None => RunOptions::default().without_policy(),
         };
         self.running = Some(options.clone());
@@ -259,18 +260,20 @@ impl Console {
         };
         let mut lines = vec![format!("policy: {source}")];
         if let Some(policy) = self.effective_policy() {
+            let checkers = &self.session.checkers;
             lines.push(format!(
                 "thresholds: {}",
                 serde_json::to_string(&policy).unwrap_or_default()
             ));
             lines.push(format!(
                 "completion checker: {}",
-                policy
+                checkers
                     .completion
+                    .as_ref()
                     .map(|c| format!("sha256:{}", c.identity()))
                     .unwrap_or_else(|| "none (answers are not verified)".into())
             ));
-            if let Some(progress) = policy.progress {
+            if let Some(progress) = &checkers.progress {
                 lines.push(format!("progress checker: sha256:{}", progress.identity()));
             }
         }
@@ -349,7 +352,7 @@ impl Console {
         };
         let digest = |c: &Checkers| c.completion.as_ref().map(|c| c.identity());
         let before = digest(&self.session.checkers);
-        match Checkers::load(&self.file, &self.host, Some(&tenant), &self.session.totals) {
+        match load_checkers(&self.file, &self.host, Some(&tenant), &self.session.totals) {
             Ok(checkers) => {
                 let after = digest(&checkers);
                 self.session.checkers = checkers;

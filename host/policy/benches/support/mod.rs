@@ -4,7 +4,9 @@
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::hint::black_box;
-use verdict_policy::{Admission, Effect, Outcome, OutcomeStatus, PolicyExecution, ToolCallRequest};
+use verdict_policy::{
+    Admission, Effect, ObservedOutcome, OutcomeStatus, PolicyExecution, ToolCallRequest,
+};
 
 /// Tool arguments of about `target` canonical bytes: records with strings,
 /// integers, floats, booleans and nested objects, keys out of order.
@@ -52,7 +54,7 @@ pub fn policy_call(exec: &mut PolicyExecution, args: &Value, result: &Value) {
     };
     let admitted = exec.admit(&request);
     debug_assert_eq!(admitted, Admission::Run);
-    let outcome = Outcome {
+    let outcome = ObservedOutcome {
         status: OutcomeStatus::Succeeded,
         failure: None,
         executed: true,

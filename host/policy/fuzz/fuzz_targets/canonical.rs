@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let fingerprint = Fingerprint::of(&value);
     match (canonical, fingerprint) {
         (Ok(bytes), Ok(fingerprint)) => {
-            assert!(bytes.len() <= verdict_policy::canonical::MAX_FINGERPRINT_INPUT_BYTES);
+            assert!(bytes.len() <= verdict_policy::MAX_FINGERPRINT_INPUT_BYTES);
             assert_eq!(fingerprint.as_str(), hex::encode(Sha256::digest(&bytes)));
             let oracle = serde_json_canonicalizer::to_vec(&value).expect("oracle canonicalizes");
             assert_eq!(bytes, oracle, "differs from serde_json_canonicalizer");

@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use verdict_policy::Verdict;
-use verdict_policy::verdict::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS, MAX_VERDICT_BYTES};
+use verdict_policy::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS, MAX_VERDICT_BYTES};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -9,7 +9,7 @@ use crate::diagnostics::{RecoveryTrigger, StopReason};
 use crate::feedback;
 use crate::packet::Effect;
 
-use super::observation::Decision;
+use super::decision::{Admission, Decision};
 use super::state::{CallKey, CallState, PolicyExecution};
 
 /// A tool call the model asked for, as the loop is about to dispatch it.
@@ -31,24 +31,6 @@ pub struct ToolCallRequest<'a> {
     pub effect: Effect,
     /// The parsed arguments.
     pub arguments: &'a Value,
-}
-
-/// The decision before a tool dispatch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admission {
-    /// Dispatch the call.
-    Run,
-    /// Do not dispatch; answer the call with this labelled feedback as its
-    /// result so the tool-call/result protocol stays whole.
-    Skip {
-        /// Labelled host feedback.
-        feedback: String,
-    },
-    /// Do not dispatch; the execution has ended.
-    Stop {
-        /// Why.
-        reason: StopReason,
-    },
 }
 
 impl PolicyExecution {

@@ -1,105 +1,20 @@
 //! Completion and progress checks: packets, tickets, the stale-view guard
 //! and late verdicts.
 
-use serde::{Deserialize, Serialize};
-
 use crate::checker::{CheckerError, CheckerErrorKind, validate_progress_key};
 use crate::diagnostics::{Phase, RecoveryTrigger, StopReason, WorkflowStatus};
 use crate::feedback;
 use crate::packet::{
-    CheckPacket, MAX_OUTPUT_CHARS, MAX_PACKET_BYTES, TaskStateSnapshot, truncate_chars,
+    CheckPacket, MAX_OUTPUT_CHARS, MAX_PACKET_BYTES, PacketParts, TaskStateSnapshot, json_len,
+    truncate_chars,
 };
 use crate::scope::CheckView;
 use crate::verdict::Verdict;
 
-use super::observation::Decision;
-use super::state::PolicyExecution;
-
-/// Which checker a ticket is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckKind {
-    /// The completion checker.
-    Completion,
-    /// The progress checker.
-    Progress,
-}
-
-/// Identifies one requested check; its answer must come back with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct CheckTicket {
-    /// Unique within the execution.
-    pub id: u64,
-    /// The checker to run.
-    pub kind: CheckKind,
-}
-
-/// A check for the loop to run: call the captured checker on `packet`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckRequest {
-    /// Hand back with the answer.
-    pub ticket: CheckTicket,
-    /// The detached, bounded packet.
-    pub packet: CheckPacket,
-}
-
-/// The decision on a final candidate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FinalDecision {
-    /// No completion checker: return the answer (reason `answer_returned`,
-    /// no workflow status).
-    Answer,
-    /// Run the completion checker, then call
-    /// [`PolicyExecution::completion_verdict`].
-    Check(CheckRequest),
-    /// The execution has ended.
-    Stop {
-        /// Why.
-        reason: StopReason,
-    },
-}
-
-/// The decision after a tool batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BatchDecision {
-    /// Nothing to sample.
-    Continue,
-    /// Run the progress checker, then call [`PolicyExecution::progress_key`].
-    SampleProgress(CheckRequest),
-    /// The execution has ended.
-    Stop {
-        /// Why.
-        reason: StopReason,
-    },
-}
-
-/// The decision on a checker's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CheckDecision {
-    /// A true verdict: the workflow is complete.
-    Complete,
-    /// Go on; labelled feedback (if any) comes with the next turn.
-    Continue,
-    /// The host scope changed: run the check again under the new scope.
-    Restart(CheckRequest),
-    /// The answer was for a finished or cancelled check: it confirms nothing.
-    Ignored,
-    /// The execution has ended.
-    Stop {
-        /// Why.
-        reason: StopReason,
-    },
-}
-
-/// A check in flight.
-#[derive(Debug)]
-pub(super) struct PendingCheck {
-    ticket: CheckTicket,
-    view: CheckView,
-    output: String,
-    output_truncated: bool,
-    task_state: Option<TaskStateSnapshot>,
-}
+use super::decision::{
+    BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckTicket, Decision, FinalDecision,
+};
+use super::state::{PendingCheck, PolicyExecution};
 
 impl PolicyExecution {
     /// A final candidate arrived. `view` is the host scope and identity now;
@@ -124,7 +39,7 @@ impl PolicyExecution {
         // ended with a tool-induced stop, an async failure imported just
         // before this check) stays queued: its attempt is already charged,
         // so a false verdict joins it in the same feedback turn.
-        if self.policy.completion.is_none() {
+        if self.policy.checkers.completion.is_none() {
             self.finish(Phase::Complete, StopReason::AnswerReturned);
             return FinalDecision::Answer;
         }
@@ -151,7 +66,7 @@ impl PolicyExecution {
         if let Some(reason) = self.ended() {
             return BatchDecision::Stop { reason };
         }
-        if self.policy.progress.is_none() {
+        if self.policy.checkers.progress.is_none() {
             return BatchDecision::Continue;
         }
         self.diag.counters.progress_samples += 1;
@@ -305,9 +220,19 @@ impl PolicyExecution {
             id: self.ticket(),
             kind,
         };
+        // The check runs the checker the execution started with: its
+        // identity is the engine's, whatever the loop's view said, and an
+        // answer reported under another identity is stale.
+        let mut view = view.clone();
+        let checkers = &self.policy.checkers;
+        view.identity.plugin = match kind {
+            CheckKind::Completion => checkers.completion.clone(),
+            CheckKind::Progress => checkers.progress.clone(),
+        }
+        .unwrap_or_default();
         self.pending_check = Some(PendingCheck {
             ticket,
-            view: view.clone(),
+            view,
             output,
             output_truncated,
             task_state,
@@ -327,7 +252,7 @@ impl PolicyExecution {
         let cut = cut || already_cut;
         let total = self.diag.counters.observations;
         let carried = u32::try_from(self.observations.len()).unwrap_or(u32::MAX);
-        let mut packet = CheckPacket {
+        let mut packet = PacketParts {
             execution_id: self.diag.execution_id.clone(),
             iteration: self.diag.counters.iterations,
             output_text: text.to_owned(),
@@ -337,15 +262,15 @@ impl PolicyExecution {
             observations_truncated: total > carried,
             task_state,
         };
-        let mut size = serde_json::to_vec(&packet).ok()?.len();
+        let mut size = json_len(&packet)?;
         if size <= MAX_PACKET_BYTES {
-            return Some(packet);
+            return Some(CheckPacket::built(packet));
         }
         // Drop the oldest observations until the packet fits.
         let sizes: Vec<usize> = packet
             .observations
             .iter()
-            .map(|o| serde_json::to_vec(o).map_or(usize::MAX, |b| b.len() + 1))
+            .map(|o| json_len(o).map_or(usize::MAX, |len| len + 1))
             .collect();
         let mut drop = 0;
         while size > MAX_PACKET_BYTES && drop < sizes.len() {
@@ -354,8 +279,8 @@ impl PolicyExecution {
         }
         packet.observations.drain(..drop);
         packet.observations_truncated = true;
-        let size = serde_json::to_vec(&packet).ok()?.len();
-        (size <= MAX_PACKET_BYTES).then_some(packet)
+        let size = json_len(&packet)?;
+        (size <= MAX_PACKET_BYTES).then(|| CheckPacket::built(packet))
     }
 }
 

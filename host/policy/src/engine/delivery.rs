@@ -5,9 +5,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::canonical::Fingerprint;
-use crate::packet::{Effect, Outcome};
+use crate::packet::{Effect, ObservedOutcome};
 
-use super::observation::Decision;
+use super::decision::Decision;
 use super::state::{CallKey, CallState, PolicyExecution};
 
 /// An async result delivered to this execution (by a continuation or the
@@ -36,7 +36,7 @@ pub struct Delivery<'a> {
     pub arguments: Option<&'a Value>,
     /// The authentic outcome; `None` blocks a possible action
     /// conservatively.
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<ObservedOutcome>,
     /// The result value, when delivered.
     pub result: Option<&'a Value>,
 }

@@ -4,7 +4,7 @@
 //!
 //! | event | call | answer |
 //! |---|---|---|
-//! | before each model call | [`PolicyExecution::begin_turn`] | [`Turn`]: proceed (with labelled feedback) or stop |
+//! | before each model call | [`PolicyExecution::begin_turn`] | [`TurnDecision`]: proceed (with labelled feedback) or stop |
 //! | before each tool dispatch | [`PolicyExecution::admit`] | [`Admission`]: run, skip with feedback, or stop |
 //! | a tool settled | [`PolicyExecution::observe`] | [`Decision`] |
 //! | an async result delivered | [`PolicyExecution::import_delivery`] | [`Decision`] |
@@ -13,9 +13,13 @@
 //! | a final candidate | [`PolicyExecution::final_candidate`] | [`FinalDecision`]: answer, check, or stop |
 //! | a checker answered | [`PolicyExecution::completion_verdict`], [`PolicyExecution::progress_key`] | [`CheckDecision`] |
 //!
-//! The engine never runs a checker, a tool or a model: the loop runs the
-//! checker captured at [`PolicyExecution::start`] on the packet the engine
-//! built, and hands the answer back with the view it saw then.
+//! The answers are in `decision.rs`; `state.rs` holds the execution and its
+//! start, turns, recovery and stops, and each event has a file of its own.
+//!
+//! The engine never runs a checker, a tool or a model: it keeps only the
+//! identities of the checkers named at [`PolicyExecution::start`]; the loop
+//! runs its checker on the packet the engine built, and hands the answer
+//! back with the view it saw then.
 //!
 //! # Rules and the tests that prove them
 //!
@@ -90,14 +94,15 @@
 
 mod admission;
 mod checks;
+mod decision;
 mod delivery;
 mod observation;
 mod state;
 
-pub use admission::{Admission, ToolCallRequest};
-pub use checks::{
-    BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckTicket, FinalDecision,
+pub use admission::ToolCallRequest;
+pub use decision::{
+    Admission, BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckTicket, Decision,
+    FinalDecision, TurnDecision,
 };
 pub use delivery::Delivery;
-pub use observation::Decision;
-pub use state::{PolicyExecution, Turn};
+pub use state::PolicyExecution;

@@ -7,21 +7,12 @@ use serde_json::Value;
 use crate::canonical::Fingerprint;
 use crate::diagnostics::{RecoveryTrigger, StopReason};
 use crate::feedback;
-use crate::packet::{Effect, FailureKind, MAX_OBSERVATIONS, Observation, Outcome, OutcomeStatus};
+use crate::packet::{
+    Effect, FailureKind, MAX_OBSERVATIONS, Observation, ObservedOutcome, OutcomeStatus,
+};
 
+use super::decision::Decision;
 use super::state::{CallKey, PolicyExecution, ResultIdentity, Signature};
-
-/// The engine's answer to an event that may end the execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Go on (any feedback is delivered by the next [`PolicyExecution::begin_turn`]).
-    Continue,
-    /// The execution has ended.
-    Stop {
-        /// Why.
-        reason: StopReason,
-    },
-}
 
 impl PolicyExecution {
     /// Records the settlement of the call admitted under `sequence`.
@@ -35,7 +26,7 @@ impl PolicyExecution {
     pub fn observe(
         &mut self,
         sequence: u64,
-        outcome: Option<Outcome>,
+        outcome: Option<ObservedOutcome>,
         result: Option<&Value>,
     ) -> Decision {
         self.settle(&CallKey::Admitted(sequence), outcome, result)
@@ -45,7 +36,7 @@ impl PolicyExecution {
     pub(super) fn settle(
         &mut self,
         key: &CallKey,
-        outcome: Option<Outcome>,
+        outcome: Option<ObservedOutcome>,
         result: Option<&Value>,
     ) -> Decision {
         let Some(call) = self.calls.get_mut(key) else {
@@ -155,7 +146,13 @@ impl PolicyExecution {
         }
     }
 
-    fn record(&mut self, call_id: String, tool: &str, effect: Effect, outcome: Option<Outcome>) {
+    fn record(
+        &mut self,
+        call_id: String,
+        tool: &str,
+        effect: Effect,
+        outcome: Option<ObservedOutcome>,
+    ) {
         self.diag.counters.observations = self.diag.counters.observations.saturating_add(1);
         if self.observations.len() == MAX_OBSERVATIONS {
             self.observations.pop_front();

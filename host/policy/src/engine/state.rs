@@ -4,15 +4,16 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use crate::canonical::Fingerprint;
-use crate::checker::{CompletionChecker, ProgressChecker};
+use crate::checker::CheckerIdentities;
 use crate::config::{LoopPolicy, PolicyError};
 use crate::diagnostics::{
     Counters, LoopDiagnostics, Phase, RecoveryTrigger, StopReason, TrackingBound,
 };
 use crate::feedback;
-use crate::packet::{Effect, FailureKind, MAX_OBSERVATIONS, Observation};
+use crate::packet::{Effect, FailureKind, MAX_OBSERVATIONS, Observation, TaskStateSnapshot};
+use crate::scope::CheckView;
 
-use super::checks::PendingCheck;
+use super::decision::{CheckTicket, Decision, TurnDecision};
 
 /// A call signature: tool name and argument fingerprint (shared between the
 /// signature table and the calls admitted under it).
@@ -73,25 +74,21 @@ pub(super) struct Snapshot {
     pub max_call_signatures: u32,
     pub max_observations: u32,
     pub read_allowlist: HashSet<String>,
-    pub completion: Option<Arc<dyn CompletionChecker>>,
-    pub progress: Option<Arc<dyn ProgressChecker>>,
+    /// The checkers' identities (`None`: no checker of that role).
+    pub checkers: CheckerIdentities,
 }
 
-/// What to do before a model call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Turn {
-    /// Call the model; append `feedback` (already labelled) as host
-    /// feedback when present, leaving user input and the tool-call/result
-    /// protocol untouched.
-    Proceed {
-        /// Labelled host feedback for this turn.
-        feedback: Option<String>,
-    },
-    /// Do not call the model.
-    Stop {
-        /// Why.
-        reason: StopReason,
-    },
+/// A check in flight: what it was asked under, and what a restart under a
+/// new scope needs.
+#[derive(Debug)]
+pub(super) struct PendingCheck {
+    pub ticket: CheckTicket,
+    /// The view the check was asked under, with the engine's checker
+    /// identity.
+    pub view: CheckView,
+    pub output: String,
+    pub output_truncated: bool,
+    pub task_state: Option<TaskStateSnapshot>,
 }
 
 /// One policy execution. Create with [`PolicyExecution::start`].
@@ -121,10 +118,13 @@ impl std::fmt::Debug for PolicyExecution {
 
 impl PolicyExecution {
     /// Validates `policy` and starts an execution with a copy of it; later
-    /// edits to `policy` apply to later executions only. `max_iterations`
-    /// is the agent's main-loop bound, when it has one.
+    /// edits to `policy` apply to later executions only. `checkers` names
+    /// the checkers the loop will run (by identity: the engine never holds
+    /// or calls one). `max_iterations` is the agent's main-loop bound, when
+    /// it has one.
     pub fn start(
         policy: &LoopPolicy,
+        checkers: &CheckerIdentities,
         execution_id: impl Into<String>,
         max_iterations: Option<u32>,
     ) -> Result<Self, PolicyError> {
@@ -137,8 +137,7 @@ impl PolicyExecution {
             max_call_signatures: policy.max_call_signatures,
             max_observations: policy.max_observations,
             read_allowlist: policy.read_allowlist.iter().cloned().collect(),
-            completion: policy.completion.clone(),
-            progress: policy.progress.clone(),
+            checkers: checkers.clone(),
         };
         Ok(Self {
             diag: LoopDiagnostics {
@@ -169,14 +168,9 @@ impl PolicyExecution {
         })
     }
 
-    /// The completion checker captured at start.
-    pub fn completion_checker(&self) -> Option<Arc<dyn CompletionChecker>> {
-        self.policy.completion.clone()
-    }
-
-    /// The progress checker captured at start.
-    pub fn progress_checker(&self) -> Option<Arc<dyn ProgressChecker>> {
-        self.policy.progress.clone()
+    /// The identities of the checkers the execution started with.
+    pub fn checkers(&self) -> &CheckerIdentities {
+        &self.policy.checkers
     }
 
     /// A detached copy of the diagnostics.
@@ -195,29 +189,29 @@ impl PolicyExecution {
     }
 
     /// Called before each model call.
-    pub fn begin_turn(&mut self) -> Turn {
+    pub fn begin_turn(&mut self) -> TurnDecision {
         if let Some(reason) = self.ended() {
-            return Turn::Stop { reason };
+            return TurnDecision::Stop { reason };
         }
         if let Some(reason) = self.check_tracking_bounds() {
-            return Turn::Stop { reason };
+            return TurnDecision::Stop { reason };
         }
         if let Some(max) = self.max_iterations
             && self.diag.counters.iterations >= max
         {
-            return Turn::Stop {
+            return TurnDecision::Stop {
                 reason: self.stop(StopReason::MaxIterations),
             };
         }
         self.diag.counters.iterations += 1;
         if self.pending_feedback.is_empty() {
             self.diag.phase = Phase::Running;
-            Turn::Proceed { feedback: None }
+            TurnDecision::Proceed { feedback: None }
         } else {
             self.diag.phase = Phase::Recovering;
             let text = feedback::render(&self.pending_feedback);
             self.pending_feedback.clear();
-            Turn::Proceed {
+            TurnDecision::Proceed {
                 feedback: Some(text),
             }
         }
@@ -294,5 +288,3 @@ impl PolicyExecution {
         self.next_ticket
     }
 }
-
-use super::observation::Decision;

@@ -1,35 +1,65 @@
 //! Helpers shared by the rule tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-
 use serde_json::Value;
 use verdict_policy::{
-    Admission, CheckView, CheckerError, CompletionFn, Effect, FailureKind, LoopPolicy, Outcome,
-    OutcomeStatus, PolicyExecution, ProgressFn, ToolCallRequest, Turn, Verdict,
+    Admission, CheckView, CheckerIdentities, Effect, FailureKind, LoopPolicy, ObservedOutcome,
+    OutcomeStatus, PolicyExecution, ToolCallRequest, TurnDecision,
 };
 
-/// Starts an execution with `policy` and no iteration bound.
-pub fn start(policy: &LoopPolicy) -> PolicyExecution {
-    PolicyExecution::start(policy, "exec-1", None).unwrap()
+/// The identity of the test checkers (the one [`view`] reports).
+pub const CHECKER: &str = "sha256:abc";
+
+/// A policy and the checkers an execution names (by identity).
+#[derive(Debug, Clone, Default)]
+pub struct Setup {
+    pub policy: LoopPolicy,
+    pub checkers: CheckerIdentities,
 }
 
-/// A policy with a completion checker (the engine never calls it).
-pub fn with_completion(policy: LoopPolicy) -> LoopPolicy {
-    policy.with_completion(Arc::new(CompletionFn(|_: &_| {
-        Ok::<_, CheckerError>(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
-    })))
+/// What an execution starts from: a policy alone, or a [`Setup`].
+pub trait AsSetup {
+    fn setup(&self) -> Setup;
 }
 
-/// A policy with a progress checker (the engine never calls it).
-pub fn with_progress(policy: LoopPolicy) -> LoopPolicy {
-    policy.with_progress(Arc::new(ProgressFn(|_: &_| {
-        Ok::<_, CheckerError>(String::new())
-    })))
+impl AsSetup for LoopPolicy {
+    fn setup(&self) -> Setup {
+        Setup {
+            policy: self.clone(),
+            checkers: CheckerIdentities::default(),
+        }
+    }
+}
+
+impl AsSetup for Setup {
+    fn setup(&self) -> Setup {
+        self.clone()
+    }
+}
+
+/// Starts an execution and no iteration bound.
+pub fn start(setup: &impl AsSetup) -> PolicyExecution {
+    start_bounded(setup, None)
+}
+
+/// Starts an execution with `max_iterations`.
+pub fn start_bounded(setup: &impl AsSetup, max_iterations: Option<u32>) -> PolicyExecution {
+    let setup = setup.setup();
+    PolicyExecution::start(&setup.policy, &setup.checkers, "exec-1", max_iterations).unwrap()
+}
+
+/// With a completion checker (the engine never calls it).
+pub fn with_completion(setup: impl AsSetup) -> Setup {
+    let mut setup = setup.setup();
+    setup.checkers.completion = Some(CHECKER.to_owned());
+    setup
+}
+
+/// With a progress checker (the engine never calls it).
+pub fn with_progress(setup: impl AsSetup) -> Setup {
+    let mut setup = setup.setup();
+    setup.checkers.progress = Some(CHECKER.to_owned());
+    setup
 }
 
 /// The sequence number of the test call named `name`: tests name their
@@ -59,8 +89,8 @@ pub fn call<'a>(
     }
 }
 
-pub fn succeeded() -> Outcome {
-    Outcome {
+pub fn succeeded() -> ObservedOutcome {
+    ObservedOutcome {
         status: OutcomeStatus::Succeeded,
         failure: None,
         executed: true,
@@ -68,8 +98,8 @@ pub fn succeeded() -> Outcome {
     }
 }
 
-pub fn failed(kind: FailureKind, executed: bool) -> Outcome {
-    Outcome {
+pub fn failed(kind: FailureKind, executed: bool) -> ObservedOutcome {
+    ObservedOutcome {
         status: OutcomeStatus::Failed,
         failure: Some(kind),
         executed,
@@ -77,8 +107,8 @@ pub fn failed(kind: FailureKind, executed: bool) -> Outcome {
     }
 }
 
-pub fn status(status: OutcomeStatus) -> Outcome {
-    Outcome {
+pub fn status(status: OutcomeStatus) -> ObservedOutcome {
+    ObservedOutcome {
         status,
         failure: None,
         executed: false,
@@ -98,8 +128,8 @@ pub fn read(exec: &mut PolicyExecution, id: &str, tool: &str, args: &Value, resu
 /// Begins a turn and returns its feedback, asserting it proceeds.
 pub fn turn(exec: &mut PolicyExecution) -> Option<String> {
     match exec.begin_turn() {
-        Turn::Proceed { feedback } => feedback,
-        Turn::Stop { reason } => panic!("turn stopped: {reason:?}"),
+        TurnDecision::Proceed { feedback } => feedback,
+        TurnDecision::Stop { reason } => panic!("turn stopped: {reason:?}"),
     }
 }
 
@@ -109,6 +139,6 @@ pub fn view() -> CheckView {
     view.scope.session = "sess-1".into();
     view.identity.owner = "owner-1".into();
     view.identity.conversation = "conv-1".into();
-    view.identity.plugin = "sha256:abc".into();
+    view.identity.plugin = CHECKER.into();
     view
 }

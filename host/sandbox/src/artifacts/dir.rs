@@ -1,7 +1,7 @@
 //! A directory artifact store: one root directory per tenant.
 //!
 //! Paths are resolved with `cap-std`, which confines every lookup to the root
-//! (including through symlinks), after [`validate_id`] has refused absolute
+//! (including through symlinks), after [`validate_artifact_id`] has refused absolute
 //! paths and `..` segments with a clear `Denied`.
 //!
 //! Only regular files are artifacts. A file is opened without blocking
@@ -9,7 +9,7 @@
 //! a character or block device, or a directory is `NotFound` and never
 //! waited on.
 
-use super::{ArtifactData, ArtifactError, ArtifactStore, validate_id, validate_prefix};
+use super::{ArtifactData, ArtifactError, ArtifactStore, validate_artifact_id, validate_prefix};
 use crate::fsutil::{self, ReadError};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
@@ -45,7 +45,7 @@ fn map_io(err: &io::Error) -> ArtifactError {
 
 impl ArtifactStore for DirStore {
     fn read(&self, id: &str, max_bytes: u64) -> Result<ArtifactData, ArtifactError> {
-        validate_id(id)?;
+        validate_artifact_id(id)?;
         let mut options = OpenOptions::new();
         options.read(true);
         #[cfg(unix)]

@@ -1,6 +1,6 @@
 //! An in-memory artifact store, for embedding and tests.
 
-use super::{ArtifactData, ArtifactError, ArtifactStore, validate_id, validate_prefix};
+use super::{ArtifactData, ArtifactError, ArtifactStore, validate_artifact_id, validate_prefix};
 use std::collections::BTreeMap;
 use std::sync::RwLock;
 
@@ -23,7 +23,7 @@ impl MemoryStore {
         bytes: impl Into<Vec<u8>>,
     ) -> Result<u64, ArtifactError> {
         let id = id.into();
-        validate_id(&id)?;
+        validate_artifact_id(&id)?;
         let mut items = self.items.write().unwrap_or_else(|p| p.into_inner());
         let revision = items.get(&id).map_or(1, |(rev, _)| rev + 1);
         items.insert(id, (revision, bytes.into()));
@@ -39,7 +39,7 @@ impl MemoryStore {
 
 impl ArtifactStore for MemoryStore {
     fn read(&self, id: &str, max_bytes: u64) -> Result<ArtifactData, ArtifactError> {
-        validate_id(id)?;
+        validate_artifact_id(id)?;
         let items = self.items.read().unwrap_or_else(|p| p.into_inner());
         let (revision, bytes) = items.get(id).ok_or(ArtifactError::NotFound)?;
         let size = bytes.len() as u64;

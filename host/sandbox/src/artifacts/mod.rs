@@ -12,7 +12,7 @@ pub use dir::DirStore;
 pub use memory::MemoryStore;
 
 /// Longest artifact id accepted, in bytes.
-pub const MAX_ID_BYTES: usize = 1024;
+pub const MAX_ARTIFACT_ID_BYTES: usize = 1024;
 
 /// One artifact's content and metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +29,7 @@ pub struct ArtifactData {
 
 /// Why an artifact operation was refused. Mirrors the WIT `artifact-error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ArtifactError {
     /// No artifact with that id in this tenant's scope.
     #[error("artifact not found")]
@@ -56,9 +57,9 @@ pub trait ArtifactStore: Send + Sync + std::fmt::Debug {
 
 /// Checks that `id` is a relative, `/`-separated path with no `.`/`..` or
 /// empty segments, no backslash and no NUL.
-pub fn validate_id(id: &str) -> Result<(), ArtifactError> {
+pub fn validate_artifact_id(id: &str) -> Result<(), ArtifactError> {
     if id.is_empty()
-        || id.len() > MAX_ID_BYTES
+        || id.len() > MAX_ARTIFACT_ID_BYTES
         || id.starts_with('/')
         || id.contains('\\')
         || id.contains('\0')
@@ -79,7 +80,7 @@ pub(crate) fn validate_prefix(prefix: &str) -> Result<(), ArtifactError> {
     if prefix.is_empty() {
         return Ok(());
     }
-    validate_id(prefix.strip_suffix('/').unwrap_or(prefix))
+    validate_artifact_id(prefix.strip_suffix('/').unwrap_or(prefix))
 }
 
 #[cfg(test)]
@@ -101,16 +102,20 @@ mod tests {
             ".",
             "a/",
         ] {
-            assert_eq!(validate_id(id), Err(ArtifactError::Denied), "{id:?}");
+            assert_eq!(
+                validate_artifact_id(id),
+                Err(ArtifactError::Denied),
+                "{id:?}"
+            );
         }
-        let long = "a".repeat(MAX_ID_BYTES + 1);
-        assert_eq!(validate_id(&long), Err(ArtifactError::Denied));
+        let long = "a".repeat(MAX_ARTIFACT_ID_BYTES + 1);
+        assert_eq!(validate_artifact_id(&long), Err(ArtifactError::Denied));
     }
 
     #[test]
     fn plain_ids_are_accepted() {
         for id in ["A42", "receipts/call-1.json", "a.b/c-d_e", "..a", "a.."] {
-            assert_eq!(validate_id(id), Ok(()), "{id:?}");
+            assert_eq!(validate_artifact_id(id), Ok(()), "{id:?}");
         }
         assert_eq!(validate_prefix(""), Ok(()));
         assert_eq!(validate_prefix("receipts/"), Ok(()));

@@ -1,0 +1,156 @@
+//! The checkers an execution runs, and closure adapters for native ones.
+//!
+//! Checkers are given to the agent apart from the loop policy (the default
+//! set with [`crate::AgentBuilder::checkers`], a run's own with
+//! [`crate::RunOptions::with_checkers`]); the policy engine knows them only
+//! by identity. A checker is any [`CompletionChecker`] / [`ProgressChecker`]:
+//! a wasm verifier (`verdict_sandbox::WasmChecker`), an async checker
+//! implementing the trait (e.g. one asking a [`crate::HelperModel`]), or a
+//! blocking closure wrapped in [`CompletionFn`] / [`ProgressFn`].
+
+use std::sync::Arc;
+
+use verdict_policy::{
+    CheckContext, CheckFuture, CheckPacket, CheckerError, CheckerIdentities, CompletionChecker,
+    ProgressChecker, Verdict,
+};
+
+/// The completion and progress checker of an execution (either may be
+/// absent: without a completion checker a final answer is returned
+/// unverified).
+#[derive(Clone, Default)]
+pub struct Checkers {
+    /// The completion checker.
+    pub completion: Option<Arc<dyn CompletionChecker>>,
+    /// The progress checker, sampled after tool batches.
+    pub progress: Option<Arc<dyn ProgressChecker>>,
+}
+
+impl std::fmt::Debug for Checkers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checkers")
+            .field("identities", &self.identities())
+            .finish()
+    }
+}
+
+impl Checkers {
+    /// No checkers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With `checker` as the completion checker.
+    pub fn with_completion(mut self, checker: Arc<dyn CompletionChecker>) -> Self {
+        self.completion = Some(checker);
+        self
+    }
+
+    /// With `checker` as the progress checker.
+    pub fn with_progress(mut self, checker: Arc<dyn ProgressChecker>) -> Self {
+        self.progress = Some(checker);
+        self
+    }
+
+    /// What the policy engine keeps of them: their identities.
+    pub fn identities(&self) -> CheckerIdentities {
+        CheckerIdentities {
+            completion: self.completion.as_ref().map(|c| c.identity()),
+            progress: self.progress.as_ref().map(|c| c.identity()),
+        }
+    }
+}
+
+/// A [`CompletionChecker`] made from a blocking closure. Each check runs it
+/// on the tokio runtime's blocking threads (on the calling thread outside a
+/// runtime) with the packet and the [`CheckContext`]; a cancelled check
+/// returns at once, leaving the closure to finish on its own.
+pub struct CompletionFn<F>(Arc<F>);
+
+impl<F> CompletionFn<F>
+where
+    F: Fn(&CheckPacket, &CheckContext) -> Result<Verdict, CheckerError> + Send + Sync + 'static,
+{
+    /// Wraps `check`.
+    pub fn new(check: F) -> Self {
+        Self(Arc::new(check))
+    }
+}
+
+impl<F> CompletionChecker for CompletionFn<F>
+where
+    F: Fn(&CheckPacket, &CheckContext) -> Result<Verdict, CheckerError> + Send + Sync + 'static,
+{
+    fn check<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, Verdict> {
+        let check = Arc::clone(&self.0);
+        Box::pin(blocking(packet, ctx, move |p, c| check(p, c)))
+    }
+}
+
+impl<F> std::fmt::Debug for CompletionFn<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompletionFn")
+    }
+}
+
+/// A [`ProgressChecker`] made from a blocking closure, run as
+/// [`CompletionFn`] runs its closure.
+pub struct ProgressFn<F>(Arc<F>);
+
+impl<F> ProgressFn<F>
+where
+    F: Fn(&CheckPacket, &CheckContext) -> Result<String, CheckerError> + Send + Sync + 'static,
+{
+    /// Wraps `sample`.
+    pub fn new(sample: F) -> Self {
+        Self(Arc::new(sample))
+    }
+}
+
+impl<F> ProgressChecker for ProgressFn<F>
+where
+    F: Fn(&CheckPacket, &CheckContext) -> Result<String, CheckerError> + Send + Sync + 'static,
+{
+    fn progress_key<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, String> {
+        let sample = Arc::clone(&self.0);
+        Box::pin(blocking(packet, ctx, move |p, c| sample(p, c)))
+    }
+}
+
+impl<F> std::fmt::Debug for ProgressFn<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressFn")
+    }
+}
+
+/// Runs `call` on a blocking thread and waits for it or the cancellation of
+/// `ctx`, whichever comes first.
+async fn blocking<T: Send + 'static>(
+    packet: &CheckPacket,
+    ctx: &CheckContext,
+    call: impl FnOnce(&CheckPacket, &CheckContext) -> Result<T, CheckerError> + Send + 'static,
+) -> Result<T, CheckerError> {
+    if ctx.is_cancelled() {
+        return Err(CheckerError::Cancelled);
+    }
+    if tokio::runtime::Handle::try_current().is_err() {
+        return call(packet, ctx);
+    }
+    let (packet, owned) = (packet.clone(), ctx.clone());
+    let task = tokio::task::spawn_blocking(move || call(&packet, &owned));
+    tokio::select! {
+        biased;
+        () = ctx.cancelled() => Err(CheckerError::Cancelled),
+        joined = task => joined.unwrap_or_else(|_| {
+            Err(CheckerError::Failed("the checker panicked".to_owned()))
+        }),
+    }
+}

@@ -1,0 +1,27 @@
+//! What a verifier host and every verifier it loaded share: the engine,
+//! the linker, the timers of the epoch ticker, the load limits and the
+//! compile cache.
+
+use crate::cache::CompileCache;
+use crate::limits::LoadLimits;
+use crate::state::CallState;
+use crate::ticker::Ticker;
+use crate::timer::Timers;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+/// State shared by a host and every verifier it loaded. Verifiers keep it
+/// alive, so the ticker runs as long as any verifier can be called.
+pub(crate) struct Shared {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<CallState>,
+    pub(crate) epoch_tick: Duration,
+    pub(crate) fuel_yield_interval: u64,
+    pub(crate) load: LoadLimits,
+    pub(crate) timers: Arc<Timers>,
+    pub(crate) cache: Option<CompileCache>,
+    /// Held for its drop: the ticker stops with the last verifier.
+    pub(crate) _ticker: Ticker,
+}
