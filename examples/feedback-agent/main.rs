@@ -178,12 +178,15 @@ async fn main() {
                     println!("    {l}");
                 }
             }
-            AgentEvent::IterationComplete { iteration, r#loop } => {
+            AgentEvent::IterationComplete {
+                iteration,
+                loop_diagnostics,
+            } => {
                 if !line.is_empty() {
                     println!("model: {line}");
                     line.clear();
                 }
-                if let Some(diag) = r#loop {
+                if let Some(diag) = loop_diagnostics {
                     println!("  turn {iteration}: phase {:?}", diag.phase);
                 }
             }
@@ -191,7 +194,7 @@ async fn main() {
                 if !line.is_empty() {
                     println!("model: {line}");
                 }
-                let diag = response.r#loop.expect("a managed run");
+                let diag = response.loop_diagnostics.expect("a managed run");
                 println!(
                     "status: {:?}; workflow: {:?}; reason: {:?}",
                     response.status, diag.status, diag.reason

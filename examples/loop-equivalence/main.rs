@@ -97,7 +97,7 @@ async fn trace(policy: Option<LoopPolicy>) -> (Vec<String>, String) {
         response.status, response.output_text
     ));
     let diag = response
-        .r#loop
+        .loop_diagnostics
         .map(|d| d.to_json())
         .unwrap_or_else(|| "none".into());
     (lines, diag)

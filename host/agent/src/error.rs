@@ -99,9 +99,10 @@ pub struct SettledRun {
     /// Model turns begun (the failed one included).
     pub iterations: u32,
     /// The policy diagnostics when it failed (phase and counters as they
-    /// were; no stop reason unless the policy had already decided).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub r#loop: Option<LoopDiagnostics>,
+    /// were; no stop reason unless the policy had already decided); `loop`
+    /// in JSON.
+    #[serde(rename = "loop", default, skip_serializing_if = "Option::is_none")]
+    pub loop_diagnostics: Option<LoopDiagnostics>,
     /// How the execution was routed, when the agent has a router.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<RouteDiagnostics>,

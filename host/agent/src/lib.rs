@@ -44,7 +44,8 @@ pub mod tools;
 pub use agent::{
     Agent, AgentBuilder, AgentEvent, AgentResponse, AgentStream, AsyncDelivery, CallBudget,
     ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream, PolicyChoice,
-    Route, RouteDiagnostics, RouteRequest, Router, RouterFn, RunOptions, RunStatus, SuspendedRun,
+    Route, RouteDiagnostics, RouteRequest, Router, RouterFn, RunOptions, RunOutcome, RunStatus,
+    SuspendedRun,
 };
 pub use checkers::{Checkers, CompletionFn, ProgressFn};
 pub use error::{AgentError, BuildError, RunError, SettledRun};

@@ -132,7 +132,7 @@ async fn pending_async_then_continuation_completes() {
         "[async result] start_job (call j1): ok"
     );
     // A new execution with fresh admission counters that observed it.
-    let diag = second.r#loop.unwrap();
+    let diag = second.loop_diagnostics.unwrap();
     assert_eq!(diag.counters.admissions, 0);
     assert_eq!(diag.counters.observations, 1);
     assert_protocol_whole(&agent.conversation());
@@ -200,7 +200,7 @@ async fn normal_run_injects_queued_results_before_dispatch() {
             "[async result] start_job (call j1): {\"rows\":3}".to_owned()
         ]
     );
-    assert_eq!(next.r#loop.unwrap().counters.observations, 1);
+    assert_eq!(next.loop_diagnostics.unwrap().counters.observations, 1);
 }
 
 #[tokio::test]
@@ -220,7 +220,10 @@ async fn same_run_settlement_and_duplicate_deliveries_are_imported_once() {
         .unwrap();
     let run = agent.run("Run it.", RunOptions::default()).await.unwrap();
     assert_eq!(run.status, RunStatus::Completed);
-    assert_eq!(run.r#loop.clone().unwrap().counters.observations, 1);
+    assert_eq!(
+        run.loop_diagnostics.clone().unwrap().counters.observations,
+        1
+    );
     // A redelivery of the same call (same execution identity) is ignored,
     // as is a second one.
     let mut again = delivery("j1", "start_job");
@@ -242,7 +245,7 @@ async fn same_run_settlement_and_duplicate_deliveries_are_imported_once() {
         })
         .collect();
     assert_eq!(injected.len(), 2, "{injected:?}");
-    assert_eq!(next.r#loop.unwrap().counters.observations, 1);
+    assert_eq!(next.loop_diagnostics.unwrap().counters.observations, 1);
 }
 
 #[tokio::test]
@@ -280,7 +283,7 @@ async fn legacy_deliveries_use_the_receipt_effect_or_unknown() {
     agent.deliver_async_result(legacy);
     let run = agent.run("Go.", RunOptions::default()).await.unwrap();
     assert_eq!(run.status, RunStatus::Completed);
-    assert_eq!(run.r#loop.unwrap().counters.failures, 1);
+    assert_eq!(run.loop_diagnostics.unwrap().counters.failures, 1);
     // No metadata and an unregistered tool: unknown, blocked.
     let model = scripted(vec![Turn::text("ok")]);
     let agent = agent_on(&model)
@@ -352,7 +355,7 @@ async fn imported_failures_count_toward_recovery() {
         RunStatus::Stopped(StopReason::RecoveryExhausted)
     );
     assert_eq!(model.requests().len(), calls);
-    assert_eq!(next.r#loop.unwrap().counters.failures, 1);
+    assert_eq!(next.loop_diagnostics.unwrap().counters.failures, 1);
 }
 
 #[tokio::test]
@@ -405,7 +408,7 @@ async fn a_call_id_reused_by_a_later_execution_is_a_different_call() {
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Completed);
-    assert_eq!(done.r#loop.unwrap().counters.observations, 1);
+    assert_eq!(done.loop_diagnostics.unwrap().counters.observations, 1);
     let texts = user_texts(model.requests().last().unwrap());
     assert_eq!(
         texts.last().unwrap(),
@@ -524,7 +527,7 @@ async fn a_legacy_delivery_of_an_awaited_call_is_imported_once() {
         .await
         .unwrap();
     assert_eq!(done.status, RunStatus::Completed);
-    let diag = done.r#loop.unwrap();
+    let diag = done.loop_diagnostics.unwrap();
     assert_eq!(diag.counters.observations, 1);
     let imported = agent
         .conversation()

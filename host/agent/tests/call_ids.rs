@@ -126,7 +126,7 @@ fn assert_requests_pair(protocol: Protocol, requests: &[ModelRequest]) {
 fn assert_story(protocol: Protocol, ids: Ids, response: &AgentResponse) {
     let at = format!("{protocol:?}/{ids:?}");
     assert_eq!(response.status, RunStatus::Completed, "{at}: {response:?}");
-    let diag = response.r#loop.as_ref().unwrap();
+    let diag = response.loop_diagnostics.as_ref().unwrap();
     assert_eq!(diag.status, Some(WorkflowStatus::Completed), "{at}");
     assert_eq!(diag.reason, Some(StopReason::Completed), "{at}");
     assert_eq!(diag.recovery_attempts_used, 0, "{at}: no recovery needed");
@@ -252,7 +252,7 @@ async fn repeated_and_missing_ids_in_one_response_are_made_unique() {
         .map(|c| c.call.id.as_str())
         .collect();
     assert_eq!(ids, ["dup", "dup~2", "call~3"]);
-    assert_eq!(response.r#loop.unwrap().counters.skipped_calls, 0);
+    assert_eq!(response.loop_diagnostics.unwrap().counters.skipped_calls, 0);
     // The model got each result under the id of its call.
     let second = &model.requests()[1];
     assert_protocol_whole(&second.messages);

@@ -118,13 +118,13 @@ async fn disabling_the_policy_per_run_clears_the_diagnostics() {
 
     let managed = agent.run("first", RunOptions::default()).await.unwrap();
     let snapshot = agent.loop_diagnostics().unwrap();
-    assert_eq!(Some(&snapshot), managed.r#loop.as_ref());
+    assert_eq!(Some(&snapshot), managed.loop_diagnostics.as_ref());
 
     let unmanaged = agent
         .run("second", RunOptions::default().without_policy())
         .await
         .unwrap();
-    assert_eq!(unmanaged.r#loop, None);
+    assert_eq!(unmanaged.loop_diagnostics, None);
     assert_eq!(agent.loop_diagnostics(), None);
 
     // A replaced policy yields a fresh execution again.
@@ -138,7 +138,7 @@ async fn disabling_the_policy_per_run_clears_the_diagnostics() {
         )
         .await
         .unwrap();
-    let diag = replaced.r#loop.unwrap();
+    let diag = replaced.loop_diagnostics.unwrap();
     assert_eq!(diag.recovery_attempts_allowed, 0);
     assert_ne!(diag.execution_id, snapshot.execution_id);
 }

@@ -46,7 +46,10 @@ fn assert_settled(settled: &SettledRun) {
     assert_eq!(settled.usage.input_tokens, 40);
     assert_eq!(settled.usage.output_tokens, 7);
     assert_eq!(settled.iterations, 2);
-    let diag = settled.r#loop.as_ref().expect("the loop diagnostics");
+    let diag = settled
+        .loop_diagnostics
+        .as_ref()
+        .expect("the loop diagnostics");
     assert_eq!(diag.reason, None, "the loop had not decided");
     assert_eq!(diag.counters.observations, 1);
     assert_eq!(diag.execution_id, settled.execution_id);

@@ -82,7 +82,7 @@ async fn feedback_story_over_every_wire_protocol() {
             .unwrap_or_else(|e| panic!("{protocol:?}: {e}"));
 
         assert_eq!(response.status, RunStatus::Completed, "{protocol:?}");
-        let diag = response.r#loop.unwrap();
+        let diag = response.loop_diagnostics.unwrap();
         assert_eq!(diag.status, Some(WorkflowStatus::Completed), "{protocol:?}");
         assert_eq!(diag.reason, Some(StopReason::Completed));
         assert_eq!(diag.recovery_attempts_used, 2);
@@ -166,7 +166,7 @@ async fn streamed_feedback_story_over_sse() {
         };
         assert_eq!(response.status, RunStatus::Completed);
         assert_eq!(
-            response.r#loop.as_ref().unwrap().status,
+            response.loop_diagnostics.as_ref().unwrap().status,
             Some(WorkflowStatus::Completed)
         );
     }

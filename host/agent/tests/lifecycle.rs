@@ -157,7 +157,7 @@ async fn conversation_round_trips_through_json_without_installing_a_policy() {
     fresh.load_conversation(&saved).unwrap();
     assert_eq!(fresh.conversation(), agent.conversation());
     let response = fresh.run("again", RunOptions::default()).await.unwrap();
-    assert_eq!(response.r#loop, None);
+    assert_eq!(response.loop_diagnostics, None);
     assert_eq!(fresh.loop_diagnostics(), None);
     // The loaded history is what the next request carries.
     let request = &fresh_model.requests()[0];
@@ -218,7 +218,10 @@ async fn a_scope_change_during_the_check_restarts_it_under_the_new_scope() {
         2,
         "checked again under the new scope"
     );
-    assert_eq!(response.r#loop.unwrap().counters.scope_restarts, 1);
+    assert_eq!(
+        response.loop_diagnostics.unwrap().counters.scope_restarts,
+        1
+    );
 }
 
 #[tokio::test]
@@ -249,7 +252,7 @@ async fn a_task_generation_change_during_the_check_stops_with_state_changed() {
         response.status,
         RunStatus::Stopped(StopReason::StateChanged)
     );
-    let diag = response.r#loop.unwrap();
+    let diag = response.loop_diagnostics.unwrap();
     assert_eq!(diag.status, None);
     assert_eq!(diag.checker_error, None::<CheckerErrorKind>);
 }
@@ -380,7 +383,7 @@ async fn an_empty_answer_is_retried_once_as_a_separate_budgeted_call() {
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0], requests[1], "the same request is retried");
-    assert_eq!(response.r#loop.unwrap().counters.iterations, 1);
+    assert_eq!(response.loop_diagnostics.unwrap().counters.iterations, 1);
 
     // The retry needs budget like any other attempt.
     let model = scripted(vec![empty(), Turn::text("hello")]);
@@ -435,7 +438,7 @@ async fn loop_diagnostics_describe_the_active_execution_while_it_runs() {
         during.counters.observations, 0,
         "taken before the call settled"
     );
-    let after = response.r#loop.unwrap();
+    let after = response.loop_diagnostics.unwrap();
     assert_eq!(during.execution_id, after.execution_id);
     assert_eq!(after.counters.observations, 1);
 }

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 use common::{agent_on, any_object, completion, scripted};
 use futures::StreamExt;
 use serde_json::json;
-use verdict_agent::{AgentEvent, Checkers, HostContext, ProgressFn, RunOptions, RunStatus, Tool};
+use verdict_agent::{
+    AgentEvent, Checkers, HostContext, ProgressFn, RunOptions, RunOutcome, RunStatus, Tool,
+};
 use verdict_policy::{
     CheckPacket, CheckerError, CheckerErrorKind, Effect, HostScope, LoopPolicy, StopReason, Verdict,
 };
@@ -108,12 +110,22 @@ async fn iteration_complete_carries_the_diagnostics_of_a_managed_run() {
     let Some(AgentEvent::ResponseComplete(response)) = events.last() else {
         panic!("{:?}", events.last());
     };
-    let execution = response.r#loop.as_ref().unwrap().execution_id.clone();
+    let execution = response
+        .loop_diagnostics
+        .as_ref()
+        .unwrap()
+        .execution_id
+        .clone();
     let iterations: Vec<(u32, u32, u32)> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::IterationComplete { iteration, r#loop } => {
-                let diag = r#loop.as_ref().expect("diagnostics with a policy");
+            AgentEvent::IterationComplete {
+                iteration,
+                loop_diagnostics,
+            } => {
+                let diag = loop_diagnostics
+                    .as_ref()
+                    .expect("diagnostics with a policy");
                 assert_eq!(diag.execution_id, execution);
                 assert_eq!(diag.reason, None, "still running");
                 Some((
@@ -134,7 +146,9 @@ async fn iteration_complete_carries_the_diagnostics_of_a_managed_run() {
     let unmanaged: Vec<bool> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::IterationComplete { r#loop, .. } => Some(r#loop.is_none()),
+            AgentEvent::IterationComplete {
+                loop_diagnostics, ..
+            } => Some(loop_diagnostics.is_none()),
             _ => None,
         })
         .collect();
@@ -150,7 +164,7 @@ async fn loading_a_conversation_keeps_the_latest_diagnostics() {
         .build()
         .unwrap();
     let run = agent.run("Go.", RunOptions::default()).await.unwrap();
-    let latest = run.r#loop.unwrap();
+    let latest = run.loop_diagnostics.unwrap();
     let saved = agent.save_conversation();
     agent.load_conversation(&saved).unwrap();
     assert_eq!(agent.loop_diagnostics(), Some(latest.clone()));
@@ -160,7 +174,7 @@ async fn loading_a_conversation_keeps_the_latest_diagnostics() {
     let next = agent.run("More.", RunOptions::default()).await.unwrap();
     let now = agent.loop_diagnostics().unwrap();
     assert_ne!(now.execution_id, latest.execution_id);
-    assert_eq!(Some(now), next.r#loop);
+    assert_eq!(Some(now), next.loop_diagnostics);
 }
 
 /// A host whose scope is different at every read.
@@ -203,9 +217,82 @@ async fn a_check_restarts_at_most_four_times_under_a_changing_scope() {
     // The first check and four restarts ran; old authority confirmed nothing.
     assert_eq!(run.status, RunStatus::Stopped(StopReason::CheckerError));
     assert_eq!(checks.load(Ordering::SeqCst), 5);
-    let diag = run.r#loop.unwrap();
+    let diag = run.loop_diagnostics.unwrap();
     assert_eq!(diag.counters.scope_restarts, 4);
     assert_eq!(diag.checker_error, Some(CheckerErrorKind::Failed));
     assert_eq!(diag.status, None);
     assert_eq!(diag.last_verdict, None);
+}
+
+fn verdict(complete: bool) -> Verdict {
+    Verdict {
+        complete,
+        reason: None,
+        feedback: None,
+    }
+}
+
+#[tokio::test]
+async fn the_outcome_is_one_classification_of_how_a_run_ended() {
+    let policy = LoopPolicy {
+        max_recovery_attempts: 0,
+        ..LoopPolicy::default()
+    };
+    let checked = |complete: bool| {
+        let model = scripted(vec![Turn::text("Done.")]);
+        agent_on(&model)
+            .loop_policy(policy.clone())
+            .completion_checker(completion(move |_| Ok(verdict(complete))))
+            .build()
+            .unwrap()
+    };
+    let verified = checked(true).run("Go.", RunOptions::default()).await;
+    assert_eq!(RunOutcome::of(&verified), RunOutcome::Verified);
+    let refused = checked(false).run("Go.", RunOptions::default()).await;
+    assert_eq!(
+        RunOutcome::of(&refused),
+        RunOutcome::Stopped {
+            reason: StopReason::RecoveryExhausted
+        }
+    );
+
+    // Without a policy, or with one but no completion checker: unverified.
+    let model = scripted(vec![Turn::text("Done."), Turn::text("Done.")]);
+    let agent = agent_on(&model).build().unwrap();
+    let plain = agent.run("Go.", RunOptions::default()).await.unwrap();
+    assert_eq!(plain.outcome(), RunOutcome::AnswerReturned);
+    let unchecked = agent
+        .run("Go.", RunOptions::default().with_policy(policy.clone()))
+        .await
+        .unwrap();
+    assert_eq!(unchecked.outcome(), RunOutcome::AnswerReturned);
+
+    // The iteration bound.
+    let model = scripted(vec![look("p1"), look("p2")]);
+    let agent = agent_on(&model)
+        .tool(peek())
+        .max_iterations(1)
+        .build()
+        .unwrap();
+    let bounded = agent.run("Go.", RunOptions::default()).await.unwrap();
+    assert_eq!(
+        bounded.outcome(),
+        RunOutcome::Stopped {
+            reason: StopReason::MaxIterations
+        }
+    );
+
+    // A failed run (the script has no answer).
+    let model = scripted(Vec::new());
+    let failed = agent_on(&model)
+        .build()
+        .unwrap()
+        .run("Go.", RunOptions::default())
+        .await;
+    assert!(failed.is_err());
+    assert_eq!(RunOutcome::of(&failed), RunOutcome::Failed);
+
+    // The diagnostics are `loop` in JSON.
+    let json = serde_json::to_value(verified.unwrap()).unwrap();
+    assert_eq!(json["loop"]["reason"], "completed");
 }

@@ -80,7 +80,7 @@ async fn a_tool_induced_stop_after_a_failed_call_charges_one_attempt() {
     let run = agent.run("Submit.", RunOptions::default()).await.unwrap();
     // The failed read and the false verdict share one feedback turn.
     assert_eq!(run.status, RunStatus::Completed, "{run:?}");
-    let diag = run.r#loop.unwrap();
+    let diag = run.loop_diagnostics.unwrap();
     assert_eq!(diag.recovery_attempts_used, 1);
     assert_eq!(diag.counters.completion_checks, 2);
     let second = user_texts(&model.requests()[1]);
@@ -181,7 +181,7 @@ async fn an_async_failure_imported_right_before_a_check_charges_one_attempt() {
         run.status,
         RunStatus::Stopped(StopReason::RecoveryExhausted)
     );
-    let diag = run.r#loop.unwrap();
+    let diag = run.loop_diagnostics.unwrap();
     assert_eq!(diag.recovery_attempts_used, 1);
     assert_eq!(diag.phase, Phase::InputNeeded);
     assert_eq!(diag.counters.completion_checks, 2);

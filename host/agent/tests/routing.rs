@@ -87,7 +87,7 @@ async fn routing_is_chosen_once_across_a_recovery() {
     let route = run.route.unwrap();
     assert_eq!(route.route.unwrap().connector, "fast");
     assert!(!route.continued && route.error.is_none());
-    assert_eq!(run.r#loop.unwrap().counters.failures, 1);
+    assert_eq!(run.loop_diagnostics.unwrap().counters.failures, 1);
 }
 
 #[tokio::test]
@@ -201,5 +201,5 @@ async fn a_routing_failure_falls_back_and_stays_out_of_completion() {
     let route = run.route.unwrap();
     assert!(route.route.is_none());
     assert!(route.error.unwrap().contains("missing"));
-    assert!(run.r#loop.is_some());
+    assert!(run.loop_diagnostics.is_some());
 }

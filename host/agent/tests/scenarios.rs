@@ -88,7 +88,7 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
 
     assert_eq!(response.status, RunStatus::Completed);
     assert_eq!(response.output_text, "Verified: A42 is ready.");
-    let diag = response.r#loop.clone().unwrap();
+    let diag = response.loop_diagnostics.clone().unwrap();
     assert_eq!(diag.status, Some(WorkflowStatus::Completed));
     assert_eq!(diag.reason, Some(StopReason::Completed));
     assert_eq!(diag.phase, Phase::Complete);
@@ -177,7 +177,7 @@ async fn changed_read_argument_proceeds_after_feedback() {
     assert_eq!(response.status, RunStatus::Completed);
     assert_eq!(runs.load(Ordering::SeqCst), 3);
     assert_eq!(
-        response.r#loop.unwrap().reason,
+        response.loop_diagnostics.unwrap().reason,
         Some(StopReason::AnswerReturned)
     );
 }
@@ -210,7 +210,7 @@ async fn duplicate_write_in_one_response_runs_once() {
     assert!(
         matches!(&skipped.outcome, ToolOutcome::NotStarted { message } if message.starts_with(LABEL))
     );
-    let diag = response.r#loop.unwrap();
+    let diag = response.loop_diagnostics.unwrap();
     assert_eq!(diag.counters.skipped_calls, 1);
     assert_eq!(diag.recovery_attempts_used, 1);
 }
@@ -228,7 +228,7 @@ async fn duplicate_write_without_policy_runs_twice() {
     let agent = agent_on(&model).tool(tool).build().unwrap();
     let response = agent.run("Send.", RunOptions::default()).await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2);
-    assert_eq!(response.r#loop, None);
+    assert_eq!(response.loop_diagnostics, None);
 }
 
 #[tokio::test]
@@ -250,7 +250,7 @@ async fn application_failure_data_is_a_successful_execution() {
         .unwrap();
     let response = agent.run("Submit.", RunOptions::default()).await.unwrap();
     assert_eq!(response.status, RunStatus::Completed);
-    let diag = response.r#loop.unwrap();
+    let diag = response.loop_diagnostics.unwrap();
     assert_eq!(diag.counters.failures, 0);
     assert!(matches!(
         response.tool_calls[0].outcome,
@@ -295,7 +295,7 @@ async fn permission_denial_counts_toward_recovery_without_a_receipt() {
             }
         ));
     }
-    let diag = response.r#loop.unwrap();
+    let diag = response.loop_diagnostics.unwrap();
     assert_eq!(diag.counters.failures, 2);
     assert_eq!(diag.recovery_attempts_used, 1);
     assert_eq!(diag.phase, Phase::Stopped);
@@ -330,7 +330,7 @@ async fn recovery_exhausted_after_false_verdicts_needs_input() {
         response.status,
         RunStatus::Stopped(StopReason::RecoveryExhausted)
     );
-    let diag = response.r#loop.unwrap();
+    let diag = response.loop_diagnostics.unwrap();
     assert_eq!(diag.phase, Phase::InputNeeded);
     assert_eq!(diag.status, None);
     assert_eq!(diag.last_verdict.map(|v| v.complete), Some(false));
@@ -360,7 +360,7 @@ async fn iteration_bound_stops_without_an_extra_model_call() {
         assert_eq!(runs.load(Ordering::SeqCst), 2);
         assert_eq!(response.iterations, 2);
         if policy.is_some() {
-            let diag = response.r#loop.unwrap();
+            let diag = response.loop_diagnostics.unwrap();
             assert_eq!(diag.reason, Some(StopReason::MaxIterations));
         }
         // The last batch's results are committed.
@@ -396,13 +396,13 @@ async fn checker_error_stops_sanitized_and_the_agent_serves_the_next_run() {
 
     let first = agent.run("Finish.", RunOptions::default()).await.unwrap();
     assert_eq!(first.status, RunStatus::Stopped(StopReason::CheckerError));
-    let diag = first.r#loop.unwrap();
+    let diag = first.loop_diagnostics.unwrap();
     assert_eq!(diag.checker_error, Some(CheckerErrorKind::Failed));
     assert!(!diag.to_json().contains("hunter2"));
 
     let second = agent.run("Finish.", RunOptions::default()).await.unwrap();
     assert_eq!(second.status, RunStatus::Completed);
-    let next = second.r#loop.unwrap();
+    let next = second.loop_diagnostics.unwrap();
     assert_ne!(next.execution_id, diag.execution_id);
     assert_eq!(next.counters.completion_checks, 1, "a fresh execution");
 }
@@ -431,7 +431,7 @@ async fn checker_timeout_is_a_checker_error() {
         RunStatus::Stopped(StopReason::CheckerError)
     );
     assert_eq!(
-        response.r#loop.unwrap().checker_error,
+        response.loop_diagnostics.unwrap().checker_error,
         Some(CheckerErrorKind::Timeout)
     );
 }
@@ -459,7 +459,7 @@ async fn execution_failures_exhaust_recovery_with_their_reason() {
         response.status,
         RunStatus::Stopped(StopReason::RecoveryExhausted)
     );
-    let diag = response.r#loop.unwrap();
+    let diag = response.loop_diagnostics.unwrap();
     assert_eq!(diag.recovery_attempts_used, 2);
     assert_eq!(diag.counters.failures, 3);
     assert_eq!(model.requests().len(), 3);
@@ -500,7 +500,7 @@ async fn unchanged_progress_key_intervenes() {
             .unwrap();
         // Sample 1 sets the key; samples 2 and 3 are unchanged (limit 2).
         assert_eq!(samples.load(Ordering::SeqCst), 3);
-        let diag = response.r#loop.unwrap();
+        let diag = response.loop_diagnostics.unwrap();
         assert_eq!(
             diag.last_trigger,
             Some(verdict_policy::RecoveryTrigger::UnchangedProgress)

@@ -108,7 +108,7 @@ async fn stream_takes_the_same_decisions_as_run_and_yields_typed_events() {
     };
     assert_eq!(response.status, RunStatus::Completed);
     assert_eq!(
-        response.r#loop.as_ref().unwrap().status,
+        response.loop_diagnostics.as_ref().unwrap().status,
         Some(WorkflowStatus::Completed)
     );
     assert_eq!(response.tool_calls, ran.tool_calls);

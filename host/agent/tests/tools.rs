@@ -49,7 +49,7 @@ async fn schema_violation_is_an_argument_failure_and_never_runs() {
         ToolOutcome::Failed { kind: FailureKind::Arguments, error } if error.contains("invalid arguments")
     ));
     assert_eq!(call.receipt, None);
-    assert_eq!(response.r#loop.unwrap().counters.failures, 1);
+    assert_eq!(response.loop_diagnostics.unwrap().counters.failures, 1);
     // The model saw the failure as an error result.
     let second = &model.requests()[1];
     assert!(second.messages.iter().any(|m| matches!(
@@ -156,7 +156,7 @@ async fn a_hook_skip_never_starts_the_call_and_is_not_admitted() {
             message: "refusing to remove /".into()
         }
     );
-    assert_eq!(response.r#loop.unwrap().counters.admissions, 0);
+    assert_eq!(response.loop_diagnostics.unwrap().counters.admissions, 0);
 }
 
 #[tokio::test]

@@ -62,7 +62,7 @@ async fn artifact_ready_verifier_completes_the_feedback_story() {
         .unwrap();
 
     assert_eq!(response.status, RunStatus::Completed);
-    let diag = response.r#loop.unwrap();
+    let diag = response.loop_diagnostics.unwrap();
     assert_eq!(diag.status, Some(WorkflowStatus::Completed));
     assert_eq!(diag.recovery_attempts_used, 2);
     assert_eq!(
@@ -101,7 +101,7 @@ async fn spinning_verifier_is_a_checker_error_and_the_agent_serves_the_next_run(
         RunStatus::Stopped(StopReason::CheckerError)
     );
     assert_eq!(
-        response.r#loop.unwrap().checker_error,
+        response.loop_diagnostics.unwrap().checker_error,
         Some(CheckerErrorKind::Timeout)
     );
 
@@ -134,7 +134,7 @@ async fn a_verifier_out_of_fuel_is_out_of_fuel_not_a_timeout() {
         response.status,
         RunStatus::Stopped(StopReason::CheckerError)
     );
-    let diag = response.r#loop.unwrap();
+    let diag = response.loop_diagnostics.unwrap();
     assert_eq!(diag.checker_error, Some(CheckerErrorKind::OutOfFuel));
     assert!(diag.to_json().contains("\"checker_error\":\"out_of_fuel\""));
 }

@@ -177,17 +177,19 @@ impl<'a> Narrator<'a> {
                         self.note(&format!("  {line}"));
                     }
                 }
-                AgentEvent::IterationComplete { r#loop, .. } => {
+                AgentEvent::IterationComplete {
+                    loop_diagnostics, ..
+                } => {
                     self.clear_spinner();
                     self.end_text_line();
-                    if let Some(diag) = r#loop {
+                    if let Some(diag) = loop_diagnostics {
                         self.diagnostics(&diag);
                     }
                 }
                 AgentEvent::ResponseComplete(response) => {
                     self.clear_spinner();
                     self.end_text_line();
-                    if let Some(diag) = &response.r#loop {
+                    if let Some(diag) = &response.loop_diagnostics {
                         self.diagnostics(diag);
                     }
                     return Ok(*response);

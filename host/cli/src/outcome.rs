@@ -1,59 +1,36 @@
-//! How a run ended, its exit code, its JSON result and its text summary.
+//! A run's exit code, its JSON result and its text summary, from the
+//! agent's one classification of it ([`RunOutcome`]).
 
 use crate::checker::CheckerTotals;
 use crate::exit::Exit;
 use serde_json::{Value, json};
-use verdict_agent::{AgentResponse, RunError, RunStatus, SettledCall, ToolOutcome};
-use verdict_policy::{LoopDiagnostics, Phase, StopReason, WorkflowStatus};
+use verdict_agent::{AgentResponse, RunError, RunOutcome, RunStatus, SettledCall, ToolOutcome};
+use verdict_policy::{LoopDiagnostics, Phase, StopReason};
 use verdict_providers::Usage;
 
-/// The outcome classes `run` distinguishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The completion checker confirmed the work.
-    Completed,
-    /// A final answer came back without verification.
-    AnswerReturned,
-    /// The loop policy or the iteration bound stopped the run.
-    Stopped,
-    /// The run failed.
-    Error,
-}
-
-impl Outcome {
-    /// The name used in JSON and summaries.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Completed => "completed",
-            Self::AnswerReturned => "answer_returned",
-            Self::Stopped => "stopped",
-            Self::Error => "error",
-        }
+/// The outcome's name in JSON and summaries.
+pub fn name(outcome: RunOutcome) -> &'static str {
+    match outcome {
+        RunOutcome::Verified => "completed",
+        RunOutcome::AnswerReturned => "answer_returned",
+        RunOutcome::Failed => "error",
+        _ => "stopped",
     }
 }
 
-/// Classifies a finished run.
-pub fn classify(result: &Result<AgentResponse, RunError>) -> (Outcome, Exit) {
-    let Ok(response) = result else {
-        return (Outcome::Error, Exit::RunFailed);
+/// The outcome of a finished run and its exit code.
+pub fn classify(result: &Result<AgentResponse, RunError>) -> (RunOutcome, Exit) {
+    let outcome = RunOutcome::of(result);
+    let exit = match outcome {
+        RunOutcome::Verified => Exit::Complete,
+        RunOutcome::AnswerReturned => Exit::Unverified,
+        RunOutcome::Stopped {
+            reason: StopReason::CheckerError,
+        } => Exit::CheckerError,
+        RunOutcome::Failed => Exit::RunFailed,
+        _ => Exit::Stopped,
     };
-    let diag = response.r#loop.as_ref();
-    match response.status {
-        RunStatus::Completed => {
-            let verified = diag.is_some_and(|d| {
-                d.reason == Some(StopReason::Completed)
-                    && d.status == Some(WorkflowStatus::Completed)
-            });
-            if verified {
-                (Outcome::Completed, Exit::Complete)
-            } else {
-                (Outcome::AnswerReturned, Exit::Unverified)
-            }
-        }
-        RunStatus::MaxIterations => (Outcome::Stopped, Exit::Stopped),
-        RunStatus::Stopped(StopReason::CheckerError) => (Outcome::Stopped, Exit::CheckerError),
-        RunStatus::Stopped(_) => (Outcome::Stopped, Exit::Stopped),
-    }
+    (outcome, exit)
 }
 
 fn snake(value: impl serde::Serialize) -> Value {
@@ -61,7 +38,7 @@ fn snake(value: impl serde::Serialize) -> Value {
 }
 
 fn stop_reason(response: &AgentResponse) -> Value {
-    match (&response.r#loop, response.status) {
+    match (&response.loop_diagnostics, response.status) {
         (Some(d), _) if d.reason.is_some() => snake(d.reason),
         (_, RunStatus::MaxIterations) => json!("max_iterations"),
         (_, RunStatus::Stopped(reason)) => snake(reason),
@@ -70,7 +47,7 @@ fn stop_reason(response: &AgentResponse) -> Value {
     }
 }
 
-fn outcome_name(outcome: &ToolOutcome) -> &'static str {
+fn tool_outcome_name(outcome: &ToolOutcome) -> &'static str {
     match outcome {
         ToolOutcome::Succeeded { .. } => "succeeded",
         ToolOutcome::Failed { .. } => "failed",
@@ -105,14 +82,14 @@ fn settled(result: &Result<AgentResponse, RunError>) -> Option<Settled<'_>> {
             tool_calls: &r.tool_calls,
             usage: &r.usage,
             iterations: r.iterations,
-            diag: r.r#loop.as_ref(),
+            diag: r.loop_diagnostics.as_ref(),
         }),
         Err(e) => e.settled.as_deref().map(|s| Settled {
             output: &s.output_text,
             tool_calls: &s.tool_calls,
             usage: &s.usage,
             iterations: s.iterations,
-            diag: s.r#loop.as_ref(),
+            diag: s.loop_diagnostics.as_ref(),
         }),
     }
 }
@@ -127,7 +104,7 @@ pub fn to_json(
 ) -> Value {
     let (outcome, exit) = classify(result);
     let mut out = json!({
-        "outcome": outcome.name(),
+        "outcome": name(outcome),
         "exitCode": exit as u8,
         "tenant": tenant,
         "checker": totals,
@@ -152,7 +129,7 @@ pub fn to_json(
         .iter()
         .map(|c| {
             json!({"id": c.call.id, "name": c.call.name, "effect": snake(c.effect),
-                   "outcome": outcome_name(&c.outcome), "receipt": c.receipt.is_some()})
+                   "outcome": tool_outcome_name(&c.outcome), "receipt": c.receipt.is_some()})
         })
         .collect();
     out["usage"] = settled.as_ref().map_or(Value::Null, |s| snake(s.usage));
@@ -176,12 +153,12 @@ pub fn to_json(
 /// The human summary lines of one run.
 pub fn summary(result: &Result<AgentResponse, RunError>, totals: &CheckerTotals) -> Vec<String> {
     let (outcome, exit) = classify(result);
-    let mut lines = vec![format!("outcome: {} (exit {})", outcome.name(), exit as u8)];
+    let mut lines = vec![format!("outcome: {} (exit {})", name(outcome), exit as u8)];
     match result {
         Ok(response) => {
             let reason = stop_reason(response);
             let reason = reason.as_str().unwrap_or("none");
-            match &response.r#loop {
+            match &response.loop_diagnostics {
                 Some(d) => {
                     lines.push(format!(
                         "phase: {}; reason: {reason}; recovery used: {}/{}",

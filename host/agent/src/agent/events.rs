@@ -34,7 +34,7 @@ pub enum AgentEvent {
         /// The turn number, from 1.
         iteration: u32,
         /// The policy diagnostics now, when the run has a policy.
-        r#loop: Option<LoopDiagnostics>,
+        loop_diagnostics: Option<LoopDiagnostics>,
     },
     /// The run finished; always the last event.
     ResponseComplete(Box<AgentResponse>),

@@ -30,7 +30,7 @@ pub use direct::DirectStream;
 pub use events::AgentEvent;
 pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
 pub use registry::ConnectorRegistry;
-pub use response::{AgentResponse, RunStatus, SuspendedRun};
+pub use response::{AgentResponse, RunOutcome, RunStatus, SuspendedRun};
 pub use routing::{Route, RouteDiagnostics, RouteRequest, Router, RouterFn};
 pub use stream::AgentStream;
 

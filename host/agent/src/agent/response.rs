@@ -1,16 +1,19 @@
 //! What a run returns.
 
 use serde::{Deserialize, Serialize};
-use verdict_policy::{LoopDiagnostics, StopReason};
+use verdict_policy::{LoopDiagnostics, StopReason, WorkflowStatus};
 use verdict_providers::Usage;
 
 use super::routing::RouteDiagnostics;
+use crate::error::RunError;
 use crate::tools::SettledCall;
 
 /// How a run finished (the provider-level status; the host workflow status
-/// is in `AgentResponse::loop`).
+/// is in [`AgentResponse::loop_diagnostics`], and [`AgentResponse::outcome`]
+/// combines the two).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// The model gave a final answer that was accepted.
     Completed,
@@ -35,9 +38,10 @@ pub struct AgentResponse {
     pub status: RunStatus,
     /// Model turns taken.
     pub iterations: u32,
-    /// The policy execution's diagnostics, when the run had a policy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub r#loop: Option<LoopDiagnostics>,
+    /// The policy execution's diagnostics, when the run had a policy
+    /// (`loop` in JSON).
+    #[serde(rename = "loop", default, skip_serializing_if = "Option::is_none")]
+    pub loop_diagnostics: Option<LoopDiagnostics>,
     /// How the execution was routed, when the agent has a router (kept
     /// apart from the loop diagnostics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -54,6 +58,62 @@ pub struct AgentResponse {
     /// ([`crate::AsyncDelivery::execution_id`]).
     #[serde(default)]
     pub execution_id: String,
+}
+
+/// What a run came to, verified or not: the one classification a host acts
+/// on (the CLI's outcome and exit code come from it). It reads the
+/// provider-level [`RunStatus`] and the loop diagnostics; no new status is
+/// invented (the spec keeps workflow status in the diagnostics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunOutcome {
+    /// The completion checker confirmed the work: a true verdict, so the
+    /// loop's reason and workflow status are both `completed`.
+    Verified,
+    /// A final answer came back unverified: no policy, no completion
+    /// checker, or a suspension's wrap-up (no check runs then).
+    AnswerReturned,
+    /// The loop policy or the iteration bound stopped the run.
+    Stopped {
+        /// Why.
+        reason: StopReason,
+    },
+    /// The run failed ([`crate::RunError`]).
+    Failed,
+}
+
+impl RunOutcome {
+    /// The outcome of a run's result.
+    pub fn of(result: &Result<AgentResponse, RunError>) -> Self {
+        match result {
+            Ok(response) => response.outcome(),
+            Err(_) => Self::Failed,
+        }
+    }
+}
+
+impl AgentResponse {
+    /// What the run came to (never [`RunOutcome::Failed`]: a failed run
+    /// returns a [`RunError`]).
+    pub fn outcome(&self) -> RunOutcome {
+        match self.status {
+            RunStatus::Completed => {
+                let verified = self.loop_diagnostics.as_ref().is_some_and(|d| {
+                    d.reason == Some(StopReason::Completed)
+                        && d.status == Some(WorkflowStatus::Completed)
+                });
+                if verified {
+                    RunOutcome::Verified
+                } else {
+                    RunOutcome::AnswerReturned
+                }
+            }
+            RunStatus::MaxIterations => RunOutcome::Stopped {
+                reason: StopReason::MaxIterations,
+            },
+            RunStatus::Stopped(reason) => RunOutcome::Stopped { reason },
+        }
+    }
 }
 
 /// A suspended execution's checkpoint.

@@ -171,7 +171,7 @@ impl Agent {
             }
             state.budget.clone_from(&options.budget);
         }
-        let r#loop = managed.map(|m| m.diagnostics());
+        let loop_diagnostics = managed.map(|m| m.diagnostics());
         let status = match status {
             Ok(status) => status,
             Err(error) => {
@@ -182,7 +182,7 @@ impl Agent {
                         tool_calls: progress.tool_calls,
                         usage: progress.usage,
                         iterations: progress.iterations,
-                        r#loop,
+                        loop_diagnostics,
                         route,
                         suspension: progress.suspension,
                         execution_id: progress.execution_id,
@@ -197,7 +197,7 @@ impl Agent {
             usage: progress.usage,
             status,
             iterations: progress.iterations,
-            r#loop,
+            loop_diagnostics,
             route,
             suspension: progress.suspension,
             structured_output,
@@ -405,7 +405,7 @@ impl Agent {
             }
             events.emit(|| AgentEvent::IterationComplete {
                 iteration: progress.iterations,
-                r#loop: managed.as_deref().map(Managed::diagnostics),
+                loop_diagnostics: managed.as_deref().map(Managed::diagnostics),
             });
         }
     }
@@ -441,7 +441,7 @@ impl Agent {
             FinalOutcome::Continue => {
                 events.emit(|| AgentEvent::IterationComplete {
                     iteration: progress.iterations,
-                    r#loop: Some(m.diagnostics()),
+                    loop_diagnostics: Some(m.diagnostics()),
                 });
                 None
             }

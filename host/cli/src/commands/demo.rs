@@ -10,13 +10,13 @@
 use super::HostArgs;
 use crate::exit::Exit;
 use crate::narrate::Narrator;
-use crate::outcome::{self, Outcome};
+use crate::outcome;
 use crate::output::{FirstError, OutputError, Watched};
 use crate::session::Session;
 use crate::signals::Signals;
 use anyhow::Context;
 use serde_json::json;
-use verdict_agent::RunOptions;
+use verdict_agent::{RunOptions, RunOutcome};
 use verdict_providers::Protocol;
 use verdict_providers::fake::{FakeProvider, Script, Turn};
 
@@ -143,7 +143,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
         for line in outcome::summary(&result, &totals) {
             crate::outln!("{line}")?;
         }
-        if kind == Outcome::Completed {
+        if kind == RunOutcome::Verified {
             crate::outln!("The premature answer was rejected; the verified one was accepted.")?;
         }
         Ok(())

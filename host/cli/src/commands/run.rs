@@ -72,7 +72,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         .unwrap_or_else(|p| p.into_inner())
         .clone();
     let (kind, exit) = outcome::classify(&result);
-    let lost = || format!("outcome: {}, exit {}", kind.name(), exit as u8);
+    let lost = || format!("outcome: {}, exit {}", outcome::name(kind), exit as u8);
     if let Some(error) = stdout_failed.take() {
         for line in outcome::summary(&result, &totals) {
             note_line(format_args!("[verdict] {line}"));
