@@ -161,6 +161,7 @@ async fn main() {
                     ToolOutcome::Failed { kind, error } => format!("failed ({kind:?}): {error}"),
                     ToolOutcome::NotStarted { message } => format!("not started: {message}"),
                     ToolOutcome::Unknown { error } => format!("unknown: {error}"),
+                    other => format!("{other:?}"),
                 };
                 let receipt = if settled.receipt.is_some() {
                     ", receipt"
@@ -206,6 +207,7 @@ async fn main() {
                 );
             }
             AgentEvent::Failed(error) => println!("failed: {error}"),
+            _ => {}
         }
     }
     drop(fake);

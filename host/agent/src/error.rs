@@ -1,14 +1,13 @@
 //! The agent's typed errors.
 
-use serde::{Deserialize, Serialize};
-use verdict_policy::{LoopDiagnostics, PolicyError};
-use verdict_providers::{ProviderError, Usage};
+use verdict_policy::PolicyError;
+use verdict_providers::{AttemptRefusal, ProviderError};
 
-use crate::agent::{RouteDiagnostics, SuspendedRun};
-use crate::tools::{SettledCall, ToolDefinitionError};
+use crate::tools::ToolDefinitionError;
 
 /// Why a run could not produce a response.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// Another run holds this agent's execution lease.
     #[error("the agent is busy: another execution is running")]
@@ -36,85 +35,23 @@ pub enum AgentError {
     Conversation(String),
 }
 
-/// Why a managed run ([`crate::Agent::run`], [`crate::Agent::stream`],
-/// [`crate::Agent::continue_with_async_results`]) failed, with what had
-/// settled by then. Compares equal to its [`AgentError`]
-/// (`assert_eq!(error, AgentError::Cancelled)`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunError {
-    /// Why it failed.
-    pub error: AgentError,
-    /// What settled before the failure (tool calls that ran, usage, turns,
-    /// the loop diagnostics); `None` when the execution never started
-    /// (busy, invalid policy or output schema).
-    pub settled: Option<Box<SettledRun>>,
-}
-
-impl RunError {
-    /// The reason alone.
-    pub fn into_error(self) -> AgentError {
-        self.error
-    }
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.error.fmt(f)
-    }
-}
-
-impl std::error::Error for RunError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.error.source()
-    }
-}
-
-impl From<AgentError> for RunError {
-    fn from(error: AgentError) -> Self {
-        Self {
-            error,
-            settled: None,
+/// A failed model call as the run's error: a spent budget and a
+/// cancellation keep their own class.
+impl From<ProviderError> for AgentError {
+    fn from(error: ProviderError) -> Self {
+        match error {
+            ProviderError::AttemptRefused {
+                reason: AttemptRefusal::BudgetSpent { max_calls },
+            } => Self::BudgetExhausted { max_calls },
+            ProviderError::Cancelled => Self::Cancelled,
+            error => Self::Provider(error),
         }
     }
 }
 
-impl PartialEq<AgentError> for RunError {
-    fn eq(&self, other: &AgentError) -> bool {
-        self.error == *other
-    }
-}
-
-/// What a failed run had settled: the parts of an [`AgentResponse`] that
-/// exist without a final status.
-///
-/// [`AgentResponse`]: crate::AgentResponse
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SettledRun {
-    /// The last text the model produced.
-    pub output_text: String,
-    /// Every tool call that settled, in order (writes that ran included).
-    pub tool_calls: Vec<SettledCall>,
-    /// Token usage of the model calls that answered.
-    pub usage: Usage,
-    /// Model turns begun (the failed one included).
-    pub iterations: u32,
-    /// The policy diagnostics when it failed (phase and counters as they
-    /// were; no stop reason unless the policy had already decided); `loop`
-    /// in JSON.
-    #[serde(rename = "loop", default, skip_serializing_if = "Option::is_none")]
-    pub loop_diagnostics: Option<LoopDiagnostics>,
-    /// How the execution was routed, when the agent has a router.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub route: Option<RouteDiagnostics>,
-    /// The checkpoint, when a tool suspended the execution first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suspension: Option<SuspendedRun>,
-    /// The execution's id.
-    pub execution_id: String,
-}
-
 /// Why an agent could not be built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// No model was given.
     #[error("the agent has no model")]

@@ -13,6 +13,7 @@ pub const DEFAULT_TASK_STATE_BYTES: usize = 64 * 1024;
 
 /// Why the store refused a change (it is left as it was).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TaskStateError {
     /// The serialized document is over the store's bound.
     #[error("the task state is {size} bytes, over the bound of {max} bytes")]

@@ -66,7 +66,7 @@ fn an_invalid_schema_is_refused_at_definition() {
     .unwrap_err();
     assert!(matches!(
         error,
-        verdict_agent::tools::ToolDefinitionError::InvalidSchema { .. }
+        verdict_agent::ToolDefinitionError::InvalidSchema { .. }
     ));
     assert!(
         Tool::new("bad name!", any_object(), |_, _| async {

@@ -164,6 +164,7 @@ impl<'a> Narrator<'a> {
                         ToolOutcome::Failed { error, .. } => format!("failed: {error}"),
                         ToolOutcome::NotStarted { message } => format!("not run: {message}"),
                         ToolOutcome::Unknown { error } => format!("outcome unknown: {error}"),
+                        other => format!("settled: {other:?}"),
                     };
                     self.note(&format!(
                         "tool call {} ({}) {what}",
@@ -199,6 +200,8 @@ impl<'a> Narrator<'a> {
                     self.end_text_line();
                     return Err(error);
                 }
+                // An event this narrator does not know yet says nothing.
+                _ => {}
             }
         }
         Err(AgentError::Cancelled.into())

@@ -53,6 +53,7 @@ fn tool_outcome_name(outcome: &ToolOutcome) -> &'static str {
         ToolOutcome::Failed { .. } => "failed",
         ToolOutcome::NotStarted { .. } => "not_started",
         ToolOutcome::Unknown { .. } => "unknown",
+        _ => "other",
     }
 }
 

@@ -146,7 +146,7 @@ impl Workspace {
     }
 
     /// The built-in tool `name` over this workspace.
-    pub fn tool(&self, name: ToolName) -> Result<Tool, verdict_agent::tools::ToolDefinitionError> {
+    pub fn tool(&self, name: ToolName) -> Result<Tool, verdict_agent::ToolDefinitionError> {
         let ws = self.clone();
         let tool = match name {
             ToolName::ReadArtifact => Tool::new(

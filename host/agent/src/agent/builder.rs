@@ -11,9 +11,9 @@ use super::routing::{Router, Routing};
 use super::{Agent, DEFAULT_MAX_ITERATIONS, Inner, State};
 use crate::checkers::Checkers;
 use crate::error::BuildError;
-use crate::hooks::Hooks;
 use crate::host::{HostContext, StaticHost};
 use crate::task_state::{TaskStateStore, WithTaskState};
+use crate::tools::Hooks;
 use crate::tools::{PermissionPolicy, Tool, ToolManager};
 
 /// Builds an [`Agent`].

@@ -8,12 +8,10 @@ use verdict_providers::Message;
 use super::Agent;
 use super::async_results::AsyncDelivery;
 use super::events::{AgentEvent, Events};
+use super::execution::{Execution, Mode};
 use super::lease::Lease;
-use super::managed::Managed;
 use super::options::RunOptions;
-use super::response::AgentResponse;
-use super::run::Progress;
-use crate::error::RunError;
+use super::response::{AgentResponse, RunError};
 
 impl Agent {
     /// Continues after a `pending_async` stop (or any time async results
@@ -33,7 +31,8 @@ impl Agent {
         if options.budget.is_none() {
             options.budget = self.state().budget.clone();
         }
-        self.execute(lease, None, options, &Events::none()).await
+        self.execute(lease, None, options, Mode::RUN, &Events::none())
+            .await
     }
 
     /// Delivers an async tool result (from a settler elsewhere, or a saved
@@ -48,35 +47,35 @@ impl Agent {
     pub fn pending_async_calls(&self) -> Vec<String> {
         self.async_queue().awaited_ids()
     }
+}
 
+impl Execution<'_> {
     /// Imports the async results that arrived (a labelled user message and
     /// a policy observation each) and registers the ones still awaited as
     /// outstanding. Returns the stop an import caused.
-    pub(super) fn import_async(
-        &self,
-        progress: &mut Progress,
-        mut managed: Option<&mut Managed>,
-        events: &Events,
-    ) -> Option<StopReason> {
+    pub(super) fn import_async(&mut self) -> Option<StopReason> {
         let (arrived, awaited) = {
-            let mut queue = self.async_queue();
+            let mut queue = self.agent.async_queue();
             (queue.take_arrived(), queue.awaited())
         };
         let mut stop = None;
         for delivery in &arrived {
-            progress.messages.push(Message::user(delivery.message()));
+            self.progress
+                .messages
+                .push(Message::user(delivery.message()));
             let settled = delivery.to_settled();
-            events.emit(|| AgentEvent::ToolCallSettled(settled.clone()));
-            progress.tool_calls.push(settled);
-            if let Some(m) = managed.as_deref_mut()
-                && let Decision::Stop { reason } = m.import(delivery)
+            self.events
+                .emit(|| AgentEvent::ToolCallSettled(settled.clone()));
+            self.progress.tool_calls.push(settled);
+            if let Some(managed) = self.managed.as_mut()
+                && let Decision::Stop { reason } = managed.import(delivery)
             {
                 stop.get_or_insert(reason);
             }
         }
-        if let Some(m) = managed {
+        if let Some(managed) = self.managed.as_mut() {
             for delivery in &awaited {
-                m.expect(delivery);
+                managed.expect(delivery);
             }
         }
         stop

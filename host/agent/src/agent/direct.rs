@@ -34,7 +34,7 @@ impl Agent {
             .model
             .stream(&request, &ctx)
             .await
-            .map_err(super::run::provider_error)?;
+            .map_err(AgentError::from)?;
         Ok(DirectStream {
             events,
             _lease: lease,
@@ -78,7 +78,7 @@ impl Agent {
             .model
             .complete(&request, &ctx)
             .await
-            .map_err(super::run::provider_error)?;
+            .map_err(AgentError::from)?;
         if response.tool_calls.is_empty() {
             let mut messages = request.messages;
             messages.push(Message::from_response(&response));

@@ -4,12 +4,12 @@
 use tokio::sync::mpsc::UnboundedSender;
 use verdict_policy::LoopDiagnostics;
 
-use super::response::AgentResponse;
-use crate::error::RunError;
+use super::response::{AgentResponse, RunError};
 use crate::tools::SettledCall;
 
 /// One event of a streamed run.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum AgentEvent {
     /// A piece of model text. Provisional: it may belong to a candidate the
     /// completion check later rejects.
@@ -55,11 +55,6 @@ impl Events {
     /// Events go to `sender` (`stream`).
     pub(crate) fn to(sender: UnboundedSender<AgentEvent>) -> Self {
         Self(Some(sender))
-    }
-
-    /// True when a consumer wants events (the model is then streamed).
-    pub(crate) fn streaming(&self) -> bool {
-        self.0.is_some()
     }
 
     /// Sends `event`; a dropped consumer is handled by cancellation.

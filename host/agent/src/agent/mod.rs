@@ -8,6 +8,7 @@ mod call_ids;
 mod continuation;
 mod direct;
 mod events;
+mod execution;
 mod finish;
 mod lease;
 mod managed;
@@ -16,7 +17,9 @@ mod registry;
 mod response;
 mod routing;
 mod run;
+mod steps;
 mod stream;
+mod structured;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,7 +33,7 @@ pub use direct::DirectStream;
 pub use events::AgentEvent;
 pub use options::{CallBudget, DEFAULT_CHECKER_TIMEOUT, PolicyChoice, RunOptions};
 pub use registry::ConnectorRegistry;
-pub use response::{AgentResponse, RunOutcome, RunStatus, SuspendedRun};
+pub use response::{AgentResponse, RunError, RunOutcome, RunStatus, SettledRun, SuspendedRun};
 pub use routing::{Route, RouteDiagnostics, RouteRequest, Router, RouterFn};
 pub use stream::AgentStream;
 

@@ -1,11 +1,12 @@
-//! What a run returns.
+//! What a run returns: the response, or the error with what had settled,
+//! and the outcome that classifies either.
 
 use serde::{Deserialize, Serialize};
 use verdict_policy::{LoopDiagnostics, StopReason, WorkflowStatus};
 use verdict_providers::Usage;
 
 use super::routing::RouteDiagnostics;
-use crate::error::RunError;
+use crate::error::AgentError;
 use crate::tools::SettledCall;
 
 /// How a run finished (the provider-level status; the host workflow status
@@ -21,6 +22,17 @@ pub enum RunStatus {
     MaxIterations,
     /// The loop policy stopped the run.
     Stopped(StopReason),
+}
+
+impl RunStatus {
+    /// The status of a run the policy ended with `reason`.
+    pub(crate) fn from_stop(reason: StopReason) -> Self {
+        match reason {
+            StopReason::Completed | StopReason::AnswerReturned => Self::Completed,
+            StopReason::MaxIterations => Self::MaxIterations,
+            other => Self::Stopped(other),
+        }
+    }
 }
 
 /// The result of [`crate::Agent::run`].
@@ -127,4 +139,79 @@ pub struct SuspendedRun {
     /// The conversation at the suspension (as `Agent::save_conversation`
     /// writes it), before the wrap-up; `Agent::load_conversation` restores it.
     pub checkpoint: String,
+}
+
+/// Why a managed run ([`crate::Agent::run`], [`crate::Agent::stream`],
+/// [`crate::Agent::continue_with_async_results`]) failed, with what had
+/// settled by then. Compares equal to its [`AgentError`]
+/// (`assert_eq!(error, AgentError::Cancelled)`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunError {
+    /// Why it failed.
+    pub error: AgentError,
+    /// What settled before the failure (tool calls that ran, usage, turns,
+    /// the loop diagnostics); `None` when the execution never started
+    /// (busy, invalid policy or output schema).
+    pub settled: Option<Box<SettledRun>>,
+}
+
+impl RunError {
+    /// The reason alone.
+    pub fn into_error(self) -> AgentError {
+        self.error
+    }
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for RunError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+impl From<AgentError> for RunError {
+    fn from(error: AgentError) -> Self {
+        Self {
+            error,
+            settled: None,
+        }
+    }
+}
+
+impl PartialEq<AgentError> for RunError {
+    fn eq(&self, other: &AgentError) -> bool {
+        self.error == *other
+    }
+}
+
+/// What a failed run had settled: the parts of an [`AgentResponse`] that
+/// exist without a final status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettledRun {
+    /// The last text the model produced.
+    pub output_text: String,
+    /// Every tool call that settled, in order (writes that ran included).
+    pub tool_calls: Vec<SettledCall>,
+    /// Token usage of the model calls that answered.
+    pub usage: Usage,
+    /// Model turns begun (the failed one included).
+    pub iterations: u32,
+    /// The policy diagnostics when it failed (phase and counters as they
+    /// were; no stop reason unless the policy had already decided); `loop`
+    /// in JSON.
+    #[serde(rename = "loop", default, skip_serializing_if = "Option::is_none")]
+    pub loop_diagnostics: Option<LoopDiagnostics>,
+    /// How the execution was routed, when the agent has a router.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<RouteDiagnostics>,
+    /// The checkpoint, when a tool suspended the execution first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspension: Option<SuspendedRun>,
+    /// The execution's id.
+    pub execution_id: String,
 }

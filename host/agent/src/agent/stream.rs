@@ -9,6 +9,7 @@ use tokio_util::sync::DropGuard;
 
 use super::Agent;
 use super::events::{AgentEvent, Events};
+use super::execution::Mode;
 use super::lease::Lease;
 use super::options::RunOptions;
 
@@ -59,7 +60,10 @@ impl Agent {
         let input = input.into();
         tokio::spawn(async move {
             let sink = Events::to(sender.clone());
-            let last = match agent.execute(lease, Some(input), options, &sink).await {
+            let last = match agent
+                .execute(lease, Some(input), options, Mode::STREAM, &sink)
+                .await
+            {
                 Ok(response) => AgentEvent::ResponseComplete(Box::new(response)),
                 Err(error) => AgentEvent::Failed(error),
             };

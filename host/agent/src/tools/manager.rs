@@ -12,13 +12,14 @@ use tokio_util::sync::CancellationToken;
 use verdict_policy::{Effect, FailureKind};
 use verdict_providers::{ToolCall, ToolDefinition};
 
+use super::error::ToolDefinitionError;
+use super::hooks::Hooks;
 use super::outcome::{
     ExecutionReceipt, SettledCall, ToolOutcome, result_fingerprint, sanitize_error,
 };
 use super::pending::{Deferred, ToolReturn};
 use super::permission::PermissionPolicy;
-use super::tool::{Tool, ToolContext, ToolDefinitionError};
-use crate::hooks::Hooks;
+use super::tool::{Tool, ToolContext};
 
 /// A call after its before-tool hooks.
 #[derive(Debug, Clone)]

@@ -13,6 +13,7 @@ const MAX_ERROR_CHARS: usize = 500;
 /// How a tool call settled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ToolOutcome {
     /// The tool ran and returned a value (whatever the value says: an
     /// application `{"success": false}` is a successful execution).

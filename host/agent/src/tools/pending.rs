@@ -4,7 +4,7 @@
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::tool::ToolError;
+use super::error::ToolError;
 
 /// What an async tool returns: a value now, or a handle settled later.
 #[derive(Debug)]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use verdict_providers::ToolCall;
 
-use crate::tools::SettledCall;
+use super::outcome::SettledCall;
 
 /// A before-tool hook's answer.
 #[derive(Debug, Clone, PartialEq)]
