@@ -14,7 +14,7 @@ pub enum Phase {
     Running,
     /// The next model turn carries host feedback.
     Recovering,
-    /// A final answer was accepted (with or without a verifier).
+    /// A final answer was accepted (with or without a completion checker).
     Complete,
     /// The host's required evidence is still missing after recovery.
     InputNeeded,
@@ -36,7 +36,7 @@ pub enum StopReason {
     UncertainEffect,
     /// A checker failed, timed out or answered out of bounds.
     CheckerError,
-    /// The task, plugin, owner or conversation identity changed under a check.
+    /// The task, checker, owner or conversation identity changed under a check.
     StateChanged,
     /// A final candidate arrived while admitted calls were outstanding.
     PendingAsync,

@@ -31,8 +31,9 @@ pub struct HostScope {
 pub struct ExecutionIdentity {
     /// The task generation (bumped by a same-revision restore, too).
     pub task_generation: u64,
-    /// The checker's identity (for wasm: the component digest).
-    pub plugin: String,
+    /// The identity of the checker answering (for a wasm verifier: the
+    /// component digest); the spec's "plugin".
+    pub checker: String,
     /// The owner of the execution.
     pub owner: String,
     /// The conversation / input identity.

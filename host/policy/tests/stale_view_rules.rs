@@ -62,7 +62,7 @@ fn scope_change_restarts_the_check() {
 fn identity_change_stops_with_state_changed() {
     let changes: Vec<fn(&mut CheckView)> = vec![
         |v| v.identity.task_generation += 1,
-        |v| v.identity.plugin = "sha256:def".into(),
+        |v| v.identity.checker = "sha256:def".into(),
         |v| v.identity.owner = "owner-2".into(),
         |v| v.identity.conversation = "conv-2".into(),
     ];
@@ -117,7 +117,7 @@ fn the_checker_identity_is_the_one_the_execution_started_with() {
     // is asked under cannot change it, and an answer is compared with it.
     let mut exec = start(&with_completion(LoopPolicy::default()));
     let mut asked = view();
-    asked.identity.plugin = "sha256:something-else".into();
+    asked.identity.checker = "sha256:something-else".into();
     let FinalDecision::Check(request) = exec.final_candidate("done", &asked, None) else {
         panic!("expected a check");
     };

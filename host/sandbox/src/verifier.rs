@@ -165,7 +165,7 @@ impl LoadedVerifier {
         })
     }
 
-    /// Lowercase hex SHA-256 of the component bytes: the plugin identity.
+    /// Lowercase hex SHA-256 of the component bytes: its identity as a checker.
     pub fn digest(&self) -> &str {
         &self.digest
     }

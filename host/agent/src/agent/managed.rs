@@ -31,7 +31,7 @@ pub(crate) type DiagnosticsSlot = Arc<Mutex<Option<LoopDiagnostics>>>;
 
 /// What to do with a final candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FinalOutcome {
+pub(crate) enum Judgement {
     /// Return it.
     Accept,
     /// Take another turn (the feedback comes with it).
@@ -106,7 +106,7 @@ impl Managed {
     /// the checker of `kind` as it reports itself now, the owner and the
     /// conversation.
     fn view(&self, kind: CheckKind) -> CheckView {
-        let plugin = match kind {
+        let checker = match kind {
             CheckKind::Completion => self.checkers.completion.as_ref().map(|c| c.identity()),
             CheckKind::Progress => self.checkers.progress.as_ref().map(|c| c.identity()),
         };
@@ -114,7 +114,7 @@ impl Managed {
             scope: self.host.scope(),
             identity: ExecutionIdentity {
                 task_generation: self.host.task_generation(),
-                plugin: plugin.unwrap_or_default(),
+                checker: checker.unwrap_or_default(),
                 owner: self.identity.owner.clone(),
                 conversation: self.identity.conversation.clone(),
             },
@@ -210,24 +210,24 @@ impl Managed {
         &mut self,
         output: &str,
         cancel: &CancellationToken,
-    ) -> FinalOutcome {
+    ) -> Judgement {
         let view = self.view(CheckKind::Completion);
-        let outcome = match self
+        let judgement = match self
             .exec
             .final_candidate(output, &view, self.host.task_state())
         {
-            FinalDecision::Answer => FinalOutcome::Accept,
-            FinalDecision::Stop { reason } => FinalOutcome::Stop(reason),
+            FinalDecision::Answer => Judgement::Accept,
+            FinalDecision::Stop { reason } => Judgement::Stop(reason),
             FinalDecision::Check(request) => match self.settle(request, view, cancel).await {
-                CheckDecision::Complete => FinalOutcome::Accept,
-                CheckDecision::Stop { reason } => FinalOutcome::Stop(reason),
+                CheckDecision::Complete => Judgement::Accept,
+                CheckDecision::Stop { reason } => Judgement::Stop(reason),
                 CheckDecision::Continue | CheckDecision::Ignored | CheckDecision::Restart(_) => {
-                    FinalOutcome::Continue
+                    Judgement::Continue
                 }
             },
         };
         self.publish();
-        outcome
+        judgement
     }
 
     /// Runs a requested check until the engine decides (restarting under a

@@ -9,7 +9,7 @@ use verdict_providers::{Message, ModelResponse, ToolCall};
 use super::batch::run_batch;
 use super::events::AgentEvent;
 use super::execution::{Execution, Next, TurnStart};
-use super::managed::FinalOutcome;
+use super::managed::Judgement;
 use super::response::RunStatus;
 use super::structured::{format_instruction, repair_instruction, schema_error};
 use crate::error::AgentError;
@@ -192,12 +192,12 @@ impl Execution<'_> {
             }
             return Ok(Next::Done(RunStatus::Completed));
         };
-        let outcome = managed.final_candidate(text, &self.options.cancel).await;
+        let judgement = managed.final_candidate(text, &self.options.cancel).await;
         self.check_cancelled()?;
-        match outcome {
-            FinalOutcome::Accept => Ok(Next::Done(RunStatus::Completed)),
-            FinalOutcome::Stop(reason) => Ok(Self::stopped(reason)),
-            FinalOutcome::Continue => {
+        match judgement {
+            Judgement::Accept => Ok(Next::Done(RunStatus::Completed)),
+            Judgement::Stop(reason) => Ok(Self::stopped(reason)),
+            Judgement::Continue => {
                 self.turn_complete();
                 Ok(Next::Turn)
             }

@@ -225,7 +225,7 @@ impl PolicyExecution {
         // answer reported under another identity is stale.
         let mut view = view.clone();
         let checkers = &self.policy.checkers;
-        view.identity.plugin = match kind {
+        view.identity.checker = match kind {
             CheckKind::Completion => checkers.completion.clone(),
             CheckKind::Progress => checkers.progress.clone(),
         }

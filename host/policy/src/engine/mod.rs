@@ -32,7 +32,7 @@
 //! | thresholds ≤ 1000, all but recovery positive; every violation reported with its field | `config_rules::every_violation_is_reported_with_its_field` |
 //! | allowlist ≤ 100 nonempty names of ≤ 256 characters | `config_rules::allowlist_bounds_are_enforced` |
 //! | invalid configuration refused before any dispatch | `config_rules::invalid_policy_cannot_start_an_execution` |
-//! | policy loads from JSON; `{}` is valid and enables tracking without a verifier | `config_rules::empty_json_policy_tracks_without_a_verifier` |
+//! | policy loads from JSON; `{}` is valid and enables tracking without a completion checker | `config_rules::empty_json_policy_tracks_without_a_verifier` |
 //! | unknown JSON fields refused | `config_rules::unknown_json_field_is_refused` |
 //! | an execution captures a copy of the policy at start | `config_rules::later_policy_edits_apply_to_later_executions` |
 //! | key order never changes a fingerprint | `canonical_props::key_order_never_changes_a_fingerprint` |
@@ -80,7 +80,7 @@
 //! | changing key resets the count | `progress_rules::changing_key_does_not_intervene` |
 //! | progress key > 4000 chars → `checker_error` | `progress_rules::oversized_key_is_a_checker_error` |
 //! | host scope changed → verdict rejected, check restarts under new scope | `stale_view_rules::scope_change_restarts_the_check` |
-//! | task/plugin/owner/conversation changed → `state_changed` | `stale_view_rules::identity_change_stops_with_state_changed` |
+//! | task/checker/owner/conversation changed → `state_changed` | `stale_view_rules::identity_change_stops_with_state_changed` |
 //! | stale-view guard applies to progress keys | `stale_view_rules::progress_key_guard_applies` |
 //! | diagnostics: phases, snake_case reasons, `input-needed` spelling, JSON | `diagnostics_rules::diagnostics_serialize_as_the_spec_names_them` |
 //! | diagnostics snapshots are detached | `diagnostics_rules::snapshots_are_detached` |

@@ -139,6 +139,6 @@ pub fn view() -> CheckView {
     view.scope.session = "sess-1".into();
     view.identity.owner = "owner-1".into();
     view.identity.conversation = "conv-1".into();
-    view.identity.plugin = CHECKER.into();
+    view.identity.checker = CHECKER.into();
     view
 }
