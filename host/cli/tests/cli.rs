@@ -162,6 +162,31 @@ fn bad_paths_and_malformed_packets_are_one_line_errors() {
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("is not a valid check packet"), "{err}");
+
+    // A packet over a bound is refused as input, not cut and checked.
+    let long = cache.path().join("long.json");
+    let text = format!(
+        r#"{{"executionId":"e","iteration":1,"outputText":"{}","observations":[],"observedToolCalls":0}}"#,
+        "x".repeat(32_769)
+    );
+    std::fs::write(&long, text).unwrap();
+    let out = verdict(
+        &[
+            "check",
+            "--verifier",
+            "builtin:artifact-ready",
+            "--packet",
+            long.to_str().unwrap(),
+        ],
+        cache.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("is not a valid check packet") && err.contains("32769 characters"),
+        "{err}"
+    );
 }
 
 #[test]
