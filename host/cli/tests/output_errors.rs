@@ -195,6 +195,10 @@ fn a_run_whose_reader_went_away_is_cancelled_and_says_what_was_lost() {
     // Streamed text: the closed pipe cancels the run (nobody reads it).
     let fake = Fake::start(Script::new(vec![
         Turn::text("A42 is ready.").delayed(500),
+        // The loop runs ahead of the reader by the events already queued, so
+        // under load the next call may be sent before the failed write is
+        // seen; it is held long enough to be cancelled mid-call.
+        Turn::text("cancelled before it is answered").delayed(10_000),
         Turn::text("never asked"),
     ]));
     let setup = Setup::new();
@@ -216,7 +220,11 @@ fn a_run_whose_reader_went_away_is_cancelled_and_says_what_was_lost() {
         "the summary still goes to stderr: {}",
         support::stderr(&output)
     );
-    assert_eq!(fake.requests(), 1, "no model call after the pipe closed");
+    assert!(
+        fake.requests() <= 2,
+        "no model call is started after the failed write: {}",
+        fake.requests()
+    );
 
     // `--json` to a full disk: the lost result is named on stderr.
     let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
