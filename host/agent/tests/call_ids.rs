@@ -248,7 +248,7 @@ async fn repeated_and_missing_ids_in_one_response_are_made_unique() {
         .iter()
         .map(|c| c.call.id.as_str())
         .collect();
-    assert_eq!(ids, ["dup", "dup~2", "call~3"]);
+    assert_eq!(ids, ["dup", "dup-2", "call-3"]);
     assert_eq!(response.r#loop.unwrap().counters.skipped_calls, 0);
     // The model got each result under the id of its call.
     let second = &model.requests()[1];
