@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use verdict_providers::fake::{FakeProvider, Reply, Script, Turn};
+use verdict_providers::fake::{FakeProvider, Reply, Script, ScriptedTurn};
 use verdict_providers::sse::decode_sse_bytes;
 use verdict_providers::{CallContext, Connector, Model, ModelRequest, ModelResponse, Protocol};
 
@@ -126,7 +126,7 @@ async fn one_call(
 /// Latencies of `n` sequential connector calls and of `n` raw reqwest posts
 /// of the same body to the same fake (the baseline without the connector).
 async fn overhead(p: Protocol, stream: bool, n: usize) -> (Vec<Duration>, Vec<Duration>) {
-    let reply = Turn::text("Sunny and 21 degrees in Paris, with a light breeze.");
+    let reply = ScriptedTurn::text("Sunny and 21 degrees in Paris, with a light breeze.");
     let fake = match FakeProvider::start(Script::new(vec![reply; 2 * n + 20])).await {
         Ok(f) => f,
         Err(e) => {

@@ -10,6 +10,6 @@ pub mod scripted;
 pub mod server;
 
 pub use engine::{ScriptEngine, ScriptMiss};
-pub use script::{Action, Conversation, Fault, Matcher, Reply, Script, ScriptedCall, Turn};
+pub use script::{Action, Conversation, Fault, Matcher, Reply, Script, ScriptedCall, ScriptedTurn};
 pub use scripted::ScriptedModel;
 pub use server::{FAKE_API_KEY, FakeProvider, RecordedRequest};

@@ -8,7 +8,7 @@ mod common;
 
 use serde_json::Value;
 use verdict_providers::Protocol;
-use verdict_providers::fake::{FakeProvider, Script, Turn};
+use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
 
 /// One SSE event: its `event:` name (if any) and its `data:` payload.
 type Event = (Option<String>, String);
@@ -257,7 +257,7 @@ fn every_recorded_stream_has_the_shape_the_fake_renders_for_its_content() {
 async fn the_gemini_fake_answers_on_v1_and_v1beta() {
     for version in ["v1", "v1beta"] {
         for stream in [false, true] {
-            let fake = FakeProvider::start(Script::new(vec![Turn::text("hello there")]))
+            let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::text("hello there")]))
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
             let base = format!("http://{}/{version}", fake.addr());

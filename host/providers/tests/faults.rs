@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::{call, connector};
 use futures::StreamExt;
 use serde_json::json;
-use verdict_providers::fake::{FakeProvider, Fault, Reply, Script, ScriptedCall, Turn};
+use verdict_providers::fake::{FakeProvider, Fault, Reply, Script, ScriptedCall, ScriptedTurn};
 use verdict_providers::{
     Attempt, CallContext, Connector, ConnectorConfig, Credential, Model, ModelRequest, Protocol,
     ProviderError, RetryPolicy, StreamEvent, TimeoutPhase,
@@ -22,8 +22,8 @@ fn request() -> ModelRequest {
     ModelRequest::new("test-model", "hello")
 }
 
-fn status(status: u16, retry_after_secs: Option<u64>) -> Turn {
-    Turn::fault(Fault::Status {
+fn status(status: u16, retry_after_secs: Option<u64>) -> ScriptedTurn {
+    ScriptedTurn::fault(Fault::Status {
         status,
         message: format!("injected {status}"),
         retry_after_secs,
@@ -87,9 +87,12 @@ fn recording_ctx() -> (CallContext, Arc<Mutex<Vec<Attempt>>>) {
 async fn server_error_is_retried_and_each_attempt_reported() {
     for p in Protocol::ALL {
         for stream in [false, true] {
-            let fake = FakeProvider::start(Script::new(vec![status(500, None), Turn::text("ok")]))
-                .await
-                .unwrap();
+            let fake = FakeProvider::start(Script::new(vec![
+                status(500, None),
+                ScriptedTurn::text("ok"),
+            ]))
+            .await
+            .unwrap();
             let model = connector(&fake, p);
             let (ctx, seen) = recording_ctx();
             let response = if stream {
@@ -130,7 +133,7 @@ async fn retries_are_bounded() {
             status(503, None),
             status(502, None),
             status(500, None),
-            Turn::text("never reached"),
+            ScriptedTurn::text("never reached"),
         ]))
         .await
         .unwrap();
@@ -153,16 +156,22 @@ async fn retries_are_bounded() {
 async fn rate_limit_honours_retry_after_or_reports_it() {
     for p in Protocol::ALL {
         // A short retry-after is waited out and retried.
-        let fake = FakeProvider::start(Script::new(vec![status(429, Some(0)), Turn::text("ok")]))
-            .await
-            .unwrap();
+        let fake = FakeProvider::start(Script::new(vec![
+            status(429, Some(0)),
+            ScriptedTurn::text("ok"),
+        ]))
+        .await
+        .unwrap();
         let (r, _) = call(&connector(&fake, p), &request(), false).await.unwrap();
         assert_eq!(r.attempts, 2, "{p:?}");
 
         // One longer than the policy's max delay is handed to the caller.
-        let fake = FakeProvider::start(Script::new(vec![status(429, Some(60)), Turn::text("ok")]))
-            .await
-            .unwrap();
+        let fake = FakeProvider::start(Script::new(vec![
+            status(429, Some(60)),
+            ScriptedTurn::text("ok"),
+        ]))
+        .await
+        .unwrap();
         let result = call(&connector(&fake, p), &request(), true).await;
         match result {
             Err(ProviderError::RateLimited {
@@ -202,9 +211,10 @@ async fn auth_and_bad_request_are_not_retried() {
 #[tokio::test]
 async fn slow_first_byte_times_out() {
     for p in Protocol::ALL {
-        let fake = FakeProvider::start(Script::new(vec![Turn::text("late").delayed(3_000)]))
-            .await
-            .unwrap();
+        let fake =
+            FakeProvider::start(Script::new(vec![ScriptedTurn::text("late").delayed(3_000)]))
+                .await
+                .unwrap();
         let mut config = fake.connector_config(p);
         config.timeouts.first_byte = Duration::from_millis(200);
         let model = Connector::new(config).unwrap();
@@ -229,13 +239,14 @@ async fn slow_first_byte_times_out() {
 async fn a_stream_that_goes_quiet_times_out() {
     for p in Protocol::ALL {
         for stream in [false, true] {
-            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::StallStream {
-                after_frames: 1,
-                stall_ms: 3_000,
-                reply: tool_reply(),
-            })]))
-            .await
-            .unwrap();
+            let fake =
+                FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::StallStream {
+                    after_frames: 1,
+                    stall_ms: 3_000,
+                    reply: tool_reply(),
+                })]))
+                .await
+                .unwrap();
             let mut config = fake.connector_config(p);
             config.timeouts.idle = Duration::from_millis(200);
             let model = Connector::new(config).unwrap();
@@ -264,12 +275,13 @@ async fn cut_stream_is_truncated_and_yields_no_tool_call() {
             .len();
         // Cut at every frame boundary but the last: never a tool call.
         for after_frames in 0..frames {
-            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::CutStream {
-                after_frames,
-                reply: tool_reply(),
-            })]))
-            .await
-            .unwrap();
+            let fake =
+                FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::CutStream {
+                    after_frames,
+                    reply: tool_reply(),
+                })]))
+                .await
+                .unwrap();
             let model = no_retries(&fake, p);
             let (events, err) = stream_until_error(&model, &CallContext::default()).await;
             assert!(
@@ -284,7 +296,7 @@ async fn cut_stream_is_truncated_and_yields_no_tool_call() {
             );
         }
         // The same fault on a non-streaming call: half a body.
-        let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::CutStream {
+        let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::CutStream {
             after_frames: 0,
             reply: tool_reply(),
         })]))
@@ -331,8 +343,12 @@ async fn a_stream_broken_before_its_first_event_is_retried() {
         let (mut retried, mut kept) = (0, 0);
         for after_frames in 0..frames {
             for fault in faults(after_frames) {
-                let script =
-                    || Script::new(vec![Turn::fault(fault.clone()), Turn::text("recovered")]);
+                let script = || {
+                    Script::new(vec![
+                        ScriptedTurn::fault(fault.clone()),
+                        ScriptedTurn::text("recovered"),
+                    ])
+                };
                 // What the caller would see of the broken attempt alone.
                 let fake = FakeProvider::start(script()).await.unwrap();
                 let (seen, err) =
@@ -372,9 +388,10 @@ async fn a_stream_broken_before_its_first_event_is_retried() {
 async fn malformed_json_is_a_typed_error() {
     for p in Protocol::ALL {
         for stream in [false, true] {
-            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::MalformedJson)]))
-                .await
-                .unwrap();
+            let fake =
+                FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::MalformedJson)]))
+                    .await
+                    .unwrap();
             let err = call(&connector(&fake, p), &request(), stream)
                 .await
                 .unwrap_err();
@@ -395,13 +412,14 @@ async fn malformed_json_is_a_typed_error() {
 async fn error_event_mid_stream_is_classified() {
     for p in Protocol::ALL {
         for (code, check) in [(529u16, "server" as &str), (429, "rate"), (500, "server")] {
-            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::ErrorEvent {
-                after_frames: 2,
-                status: code,
-                message: "Overloaded".into(),
-            })]))
-            .await
-            .unwrap();
+            let fake =
+                FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::ErrorEvent {
+                    after_frames: 2,
+                    status: code,
+                    message: "Overloaded".into(),
+                })]))
+                .await
+                .unwrap();
             let model = no_retries(&fake, p);
             let (events, err) = stream_until_error(&model, &CallContext::default()).await;
             let ok = match (check, &err) {
@@ -425,9 +443,10 @@ async fn error_event_mid_stream_is_classified() {
 #[tokio::test]
 async fn cancellation_ends_a_waiting_call() {
     for p in Protocol::ALL {
-        let fake = FakeProvider::start(Script::new(vec![Turn::text("late").delayed(5_000)]))
-            .await
-            .unwrap();
+        let fake =
+            FakeProvider::start(Script::new(vec![ScriptedTurn::text("late").delayed(5_000)]))
+                .await
+                .unwrap();
         let model = connector(&fake, p);
         let ctx = CallContext::default();
         let cancel = ctx.cancel.clone();
@@ -445,13 +464,14 @@ async fn cancellation_ends_a_waiting_call() {
 #[tokio::test]
 async fn cancellation_ends_a_stream_mid_way() {
     for p in Protocol::ALL {
-        let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::StallStream {
-            after_frames: 2,
-            stall_ms: 5_000,
-            reply: tool_reply(),
-        })]))
-        .await
-        .unwrap();
+        let fake =
+            FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::StallStream {
+                after_frames: 2,
+                stall_ms: 5_000,
+                reply: tool_reply(),
+            })]))
+            .await
+            .unwrap();
         let model = connector(&fake, p);
         let ctx = CallContext::default();
         let cancel = ctx.cancel.clone();
@@ -474,9 +494,12 @@ fn calls_of_events(events: &[StreamEvent]) -> Vec<&StreamEvent> {
 
 #[tokio::test]
 async fn attempt_hook_can_refuse_a_retry() {
-    let fake = FakeProvider::start(Script::new(vec![status(500, None), Turn::text("ok")]))
-        .await
-        .unwrap();
+    let fake = FakeProvider::start(Script::new(vec![
+        status(500, None),
+        ScriptedTurn::text("ok"),
+    ]))
+    .await
+    .unwrap();
     let ctx = CallContext {
         on_attempt: Some(Arc::new(|a: &Attempt| {
             if a.number > 1 {

@@ -5,7 +5,7 @@ mod common;
 
 use common::{call, connector};
 use serde_json::{Value, json};
-use verdict_providers::fake::{FakeProvider, Script, Turn};
+use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
 use verdict_providers::{
     Connector, Message, ModelRequest, OutputSchema, Protocol, ToolCall, ToolChoice, ToolDefinition,
     ToolResult,
@@ -204,9 +204,12 @@ fn model_for(p: Protocol) -> &'static str {
 #[tokio::test]
 async fn conversation_is_sent_as_each_provider_documents() {
     for p in Protocol::ALL {
-        let fake = FakeProvider::start(Script::new(vec![Turn::text("a"), Turn::text("b")]))
-            .await
-            .unwrap();
+        let fake = FakeProvider::start(Script::new(vec![
+            ScriptedTurn::text("a"),
+            ScriptedTurn::text("b"),
+        ]))
+        .await
+        .unwrap();
         let model =
             Connector::new(fake.connector_config(p).with_header("x-team", "verdict")).unwrap();
         let request = conversation(model_for(p));
@@ -328,7 +331,7 @@ fn no_tools_means_no_tool_fields_and_anthropic_gets_a_default_limit() {
 
 #[tokio::test]
 async fn gemini_echoes_thought_signatures_and_hides_synthetic_ids() {
-    let fake = FakeProvider::start(Script::new(vec![Turn::text("ok")]))
+    let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::text("ok")]))
         .await
         .unwrap();
     let synthetic = format!("{}0", verdict_providers::gemini::SYNTHETIC_ID_PREFIX);

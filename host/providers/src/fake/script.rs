@@ -23,13 +23,13 @@ pub struct Conversation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_user_contains: Option<String>,
     /// Turns served in order, one per request.
-    pub turns: Vec<Turn>,
+    pub turns: Vec<ScriptedTurn>,
 }
 
 /// One scripted answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Turn {
+pub struct ScriptedTurn {
     /// When set, the request must satisfy this or the fake answers HTTP 400.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<Matcher>,
@@ -178,7 +178,7 @@ impl Matcher {
 
 impl Script {
     /// One conversation taking every request, with these turns.
-    pub fn new(turns: Vec<Turn>) -> Self {
+    pub fn new(turns: Vec<ScriptedTurn>) -> Self {
         Self {
             conversations: vec![Conversation {
                 first_user_contains: None,
@@ -202,7 +202,7 @@ impl Script {
     }
 }
 
-impl Turn {
+impl ScriptedTurn {
     /// A text answer.
     pub fn text(text: impl Into<String>) -> Self {
         Self::reply(Reply {
