@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::errors::{ProviderError, TimeoutPhase};
 use crate::model::{CallContext, EventStream, Model, ModelRequest, ModelResponse};
-use crate::protocol::{Protocol, classify_error};
+use crate::protocols::{KeyHeader, Protocol, classify_error};
 use crate::retry::{RetryPolicy, retryable_before_first_event, with_retries};
 use crate::secret::{ApiKey, Credential};
 use crate::sse;
@@ -155,7 +155,7 @@ impl Connector {
         };
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        for (name, value) in config.protocol.fixed_headers() {
+        for (name, value) in config.protocol.wire().fixed_headers() {
             headers.insert(*name, HeaderValue::from_static(value));
         }
         for (name, value) in &config.headers {
@@ -166,11 +166,9 @@ impl Connector {
             headers.insert(name, value);
         }
         if let Some(key) = key {
-            let (name, bearer) = config.protocol.auth_header();
-            let text = if bearer {
-                format!("Bearer {}", key.expose())
-            } else {
-                key.expose().to_owned()
+            let (name, text) = match config.protocol.wire().key_header() {
+                KeyHeader::Bearer => ("authorization", format!("Bearer {}", key.expose())),
+                KeyHeader::Plain(name) => (name, key.expose().to_owned()),
             };
             // The message must not echo the key.
             let mut value = HeaderValue::try_from(text)
@@ -220,7 +218,7 @@ impl Connector {
         stream: bool,
     ) -> Result<(String, Bytes), ProviderError> {
         let body = Bytes::from(
-            serde_json::to_vec(&self.protocol.encode_request(request, stream))
+            serde_json::to_vec(&self.protocol.wire().encode_request(request, stream))
                 .map_err(|e| config_error(format!("request body: {e}")))?,
         );
         Ok((
@@ -318,7 +316,7 @@ impl Connector {
                 phase: TimeoutPhase::Total,
                 after: total,
             })??;
-        let mut decoded = self.protocol.decode_response(&body)?;
+        let mut decoded = self.protocol.wire().decode_response(&body)?;
         decoded.attempts = attempts;
         Ok(decoded)
     }
@@ -340,7 +338,7 @@ impl Connector {
                     let response = self.attempt(url, body, &ctx.cancel).await?;
                     let mut events = sse::drive(
                         response.bytes_stream(),
-                        self.protocol.stream_decoder(),
+                        self.protocol.wire().stream_decoder(),
                         ctx.cancel.clone(),
                         self.timeouts.idle,
                         number,

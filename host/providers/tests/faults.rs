@@ -270,9 +270,13 @@ async fn a_stream_that_goes_quiet_times_out() {
 #[tokio::test]
 async fn cut_stream_is_truncated_and_yields_no_tool_call() {
     for p in Protocol::ALL {
-        let frames = p
-            .render_stream(&tool_reply().to_response(1), "test-model", 4)
-            .len();
+        let frames = verdict_providers::wire::render_stream(
+            p,
+            &tool_reply().to_response(1),
+            "test-model",
+            4,
+        )
+        .len();
         // Cut at every frame boundary but the last: never a tool call.
         for after_frames in 0..frames {
             let fake =
@@ -337,9 +341,13 @@ async fn a_stream_broken_before_its_first_event_is_retried() {
         ]
     };
     for p in Protocol::ALL {
-        let frames = p
-            .render_stream(&tool_reply().to_response(1), "test-model", 4)
-            .len();
+        let frames = verdict_providers::wire::render_stream(
+            p,
+            &tool_reply().to_response(1),
+            "test-model",
+            4,
+        )
+        .len();
         let (mut retried, mut kept) = (0, 0);
         for after_frames in 0..frames {
             for fault in faults(after_frames) {
@@ -569,7 +577,7 @@ async fn missing_environment_key_is_reported_by_name() {
 fn gemini_retry_delay_in_the_body_is_read() {
     let body = json!({"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED",
         "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "17s"}]}});
-    let err = verdict_providers::protocol::classify_error(
+    let err = verdict_providers::wire::classify_error(
         429,
         &Default::default(),
         body.to_string().as_bytes(),

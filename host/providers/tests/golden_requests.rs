@@ -297,13 +297,13 @@ async fn tool_choice_variants() {
         for (p, expected) in Protocol::ALL.into_iter().zip(wire) {
             let mut request = conversation(model_for(p));
             request.tool_choice = choice.clone();
-            let body = p.encode_request(&request, false);
+            let body = verdict_providers::wire::encode_request(p, &request, false);
             let actual = match p {
                 Protocol::Gemini => body["toolConfig"]["functionCallingConfig"].clone(),
                 _ => body["tool_choice"].clone(),
             };
             assert_eq!(actual, expected, "{p:?} {choice:?}");
-            let back = p.decode_request(&body, "m").unwrap();
+            let back = verdict_providers::wire::decode_request(p, &body, "m").unwrap();
             assert_eq!(back.tool_choice, choice, "{p:?}");
         }
     }
@@ -313,15 +313,15 @@ async fn tool_choice_variants() {
 fn no_tools_means_no_tool_fields_and_anthropic_gets_a_default_limit() {
     let request = ModelRequest::new("m", "hi");
     for p in Protocol::ALL {
-        let body = p.encode_request(&request, false);
+        let body = verdict_providers::wire::encode_request(p, &request, false);
         for key in ["tools", "tool_choice", "toolConfig", "stream"] {
             assert!(body.get(key).is_none(), "{p:?} sent {key}");
         }
     }
-    let body = Protocol::Anthropic.encode_request(&request, false);
+    let body = verdict_providers::wire::encode_request(Protocol::Anthropic, &request, false);
     assert_eq!(
         body["max_tokens"],
-        json!(verdict_providers::anthropic::DEFAULT_MAX_TOKENS)
+        json!(verdict_providers::wire::ANTHROPIC_DEFAULT_MAX_TOKENS)
     );
     assert_eq!(
         body["messages"],
@@ -334,7 +334,7 @@ async fn gemini_echoes_thought_signatures_and_hides_synthetic_ids() {
     let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::text("ok")]))
         .await
         .unwrap();
-    let synthetic = format!("{}0", verdict_providers::gemini::SYNTHETIC_ID_PREFIX);
+    let synthetic = format!("{}0", verdict_providers::wire::GEMINI_SYNTHETIC_ID_PREFIX);
     let mut request = ModelRequest::new("gemini-test", "Where?");
     request.messages.push(Message::Assistant {
         text: None,

@@ -191,7 +191,7 @@ async fn arguments_split_into_one_character_events() {
         };
         // The fake really splits the arguments into one event per character
         // (Gemini sends whole calls, as the real API does).
-        let frames = p.render_stream(&reply.to_response(0), "m", 1);
+        let frames = verdict_providers::wire::render_stream(p, &reply.to_response(0), "m", 1);
         let fragments = frames
             .iter()
             .filter(|f| {

@@ -8,7 +8,7 @@ use crate::model::{Message, ModelRequest};
 
 /// Why no turn could answer a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ScriptMiss {
+pub(crate) enum ScriptMiss {
     /// No conversation accepts the request, or its turns are used up.
     Exhausted,
     /// The next turn's matcher rejected the request.
@@ -44,7 +44,7 @@ struct State {
 }
 
 /// The script plus how far each conversation has got.
-pub struct ScriptEngine {
+pub(crate) struct ScriptEngine {
     state: Mutex<State>,
 }
 

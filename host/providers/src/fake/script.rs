@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::fake::error::FakeServerError;
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
 /// A whole script. Loadable from JSON (`Script::from_json`).
@@ -26,7 +27,7 @@ pub struct Conversation {
     pub turns: Vec<ScriptedTurn>,
 }
 
-/// One scripted answer.
+/// One scripted turn: the reply or fault that answers one request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedTurn {
@@ -193,12 +194,11 @@ impl Script {
     }
 
     /// Read a JSON script file (for `verdict fake-provider --script FILE`).
-    pub fn from_file(path: &std::path::Path) -> Result<Self, crate::errors::FakeServerError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            crate::errors::FakeServerError::Script(format!("{}: {e}", path.display()))
-        })?;
+    pub fn from_file(path: &std::path::Path) -> Result<Self, FakeServerError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| FakeServerError::Script(format!("{}: {e}", path.display())))?;
         Self::from_json(&text)
-            .map_err(|e| crate::errors::FakeServerError::Script(format!("{}: {e}", path.display())))
+            .map_err(|e| FakeServerError::Script(format!("{}: {e}", path.display())))
     }
 }
 
