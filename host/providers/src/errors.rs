@@ -6,6 +6,7 @@ use thiserror::Error;
 
 /// Which wait ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TimeoutPhase {
     /// Connecting or waiting for the response headers.
     FirstByte,
@@ -27,6 +28,7 @@ impl std::fmt::Display for TimeoutPhase {
 
 /// Why a model call failed.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum ProviderError {
     /// The credential is missing, wrong or not allowed (401/403).
     #[error("authentication failed (HTTP {status}): {message}")]

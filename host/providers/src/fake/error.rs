@@ -4,6 +4,7 @@ use thiserror::Error;
 
 /// Why the fake provider could not start.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum FakeServerError {
     /// It only binds loopback addresses.
     #[error("the fake provider binds loopback addresses only, not {0}")]
