@@ -22,11 +22,12 @@ pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 /// Every wait of a call, bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// TCP/TLS connect. Default 10 s.
+    /// Opening a connection: DNS, TCP connect and TLS handshake
+    /// ([`TimeoutPhase::Connect`], retried). Default 10 s.
     pub connect: Duration,
-    /// From sending the request to the response headers. Default 600 s: a
-    /// non-streaming answer from a reasoning model sends its headers only
-    /// when the whole turn is generated.
+    /// From sending the request to the response headers, connecting
+    /// included. Default 600 s: a non-streaming answer from a reasoning
+    /// model sends its headers only when the whole turn is generated.
     pub first_byte: Duration,
     /// Between two chunks of a body. Default 120 s.
     pub idle: Duration,
@@ -245,7 +246,8 @@ impl Connector {
             () = cancel.cancelled() => return Err(ProviderError::Cancelled),
             r = tokio::time::timeout(first_byte, send) => match r {
                 Err(_) => return Err(ProviderError::Timeout { phase: TimeoutPhase::FirstByte, after: first_byte }),
-                Ok(Err(e)) if e.is_timeout() => return Err(ProviderError::Timeout { phase: TimeoutPhase::FirstByte, after: self.timeouts.connect }),
+                // The client's only timeout is the connect timeout.
+                Ok(Err(e)) if e.is_timeout() => return Err(ProviderError::Timeout { phase: TimeoutPhase::Connect, after: self.timeouts.connect }),
                 Ok(Err(e)) => return Err(ProviderError::Transport { detail: e.to_string() }),
                 Ok(Ok(response)) => response,
             },

@@ -618,3 +618,69 @@ async fn connection_refused_is_a_retried_transport_error() {
     );
     assert_eq!(seen.lock().unwrap().len(), 3);
 }
+
+/// A loopback listener that never completes another handshake: its accept
+/// queue (backlog 0) is filled by a connection it never accepts, so Linux
+/// drops every further SYN. Returns the address and the connections that
+/// must stay open for as long as it is used.
+#[cfg(target_os = "linux")]
+async fn listener_that_never_accepts() -> (
+    std::net::SocketAddr,
+    tokio::net::TcpListener,
+    Vec<tokio::net::TcpStream>,
+) {
+    let listener = tokio::net::TcpSocket::new_v4()
+        .and_then(|socket| {
+            socket.bind(([127, 0, 0, 1], 0).into())?;
+            socket.listen(0)
+        })
+        .unwrap_or_else(|e| panic!("listener: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("listener: {e}"));
+    // Fill the queue until one more handshake hangs (one connection with
+    // backlog 0 here; the loop does not rely on the kernel's exact count).
+    let mut queued = Vec::new();
+    loop {
+        assert!(queued.len() < 16, "the accept queue never filled up");
+        let probe = tokio::net::TcpStream::connect(addr);
+        match tokio::time::timeout(Duration::from_millis(300), probe).await {
+            Ok(Ok(stream)) => queued.push(stream),
+            Ok(Err(e)) => panic!("a full accept queue refused instead of dropping: {e}"),
+            Err(_) if queued.is_empty() => panic!("an empty accept queue did not connect"),
+            Err(_) => return (addr, listener, queued),
+        }
+    }
+}
+
+/// A handshake that never completes ends after the connect timeout, in the
+/// connect phase, and is retried (nothing was sent).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_handshake_that_never_completes_is_a_connect_timeout() {
+    let (addr, _listener, _queued) = listener_that_never_accepts().await;
+    let mut config = ConnectorConfig::new("unreachable", Protocol::OpenAiChat)
+        .with_base_url(format!("http://{addr}/v1"))
+        .with_credential(Credential::None)
+        .with_retry(RetryPolicy {
+            max_retries: 1,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(10),
+        });
+    config.timeouts.connect = Duration::from_millis(200);
+    let (ctx, seen) = recording_ctx();
+    let result = tokio::time::timeout(
+        BOUND,
+        Connector::new(config).unwrap().complete(&request(), &ctx),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        result,
+        Err(ProviderError::Timeout {
+            phase: TimeoutPhase::Connect,
+            after: Duration::from_millis(200),
+        })
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2, "one retry");
+}
