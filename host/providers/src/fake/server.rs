@@ -123,9 +123,8 @@ impl FakeProvider {
         self.addr
     }
 
-    /// The base URL a connector of `protocol` should use.
-    /// The fake serves each protocol under the vendor's own base path
-    /// (`/v1`, Gemini's `/v1beta`).
+    /// The base URL a connector of `protocol` should use: the vendor's own
+    /// base path (`/v1`, Gemini's `/v1beta`) at this fake's address.
     pub fn base_url(&self, protocol: Protocol) -> String {
         let vendor = protocol.default_base_url();
         let path = vendor.splitn(4, '/').nth(3).unwrap_or("");

@@ -1,6 +1,6 @@
 //! The one list of wire protocols: [`Protocol`] and the dispatch to each
 //! protocol's [`WireProtocol`]. Adding a protocol is one folder beside the
-//! others and one entry here.
+//! others (and its `mod` line) and one entry here.
 
 use serde::{Deserialize, Serialize};
 

@@ -56,8 +56,9 @@ pub(crate) trait WireProtocol: Sync {
     /// A fresh decoder for a streamed body.
     fn stream_decoder(&self) -> Box<dyn StreamDecoder>;
 
-    /// The paths the fake provider serves this protocol on (axum syntax; a
-    /// `{target}` segment is handed to [`WireProtocol::fake_target`]).
+    /// The paths the fake provider serves this protocol on, distinct from
+    /// every other protocol's (axum syntax; a `{target}` segment is handed
+    /// to [`WireProtocol::fake_target`]).
     fn fake_routes(&self) -> &'static [&'static str];
 
     /// The model and stream flag of a request to the fake, from the path's
