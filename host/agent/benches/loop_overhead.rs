@@ -20,17 +20,17 @@ use verdict_agent::{
     Agent, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError, WasmChecker,
 };
 use verdict_policy::{CompletionChecker, CompletionFn, Effect, LoopPolicy, Verdict};
-use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, Turn};
+use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, ScriptedTurn};
 use verdict_providers::{Connector, Model, Protocol};
 use verdict_sandbox::{Limits, MemoryStore, Tenant};
 
 const TURNS: u32 = 5;
 
-fn turns() -> Vec<Turn> {
-    let mut turns: Vec<Turn> = (1..TURNS)
-        .map(|n| Turn::tool_call(format!("c{n}"), "read_artifact", json!({"step": n})))
+fn turns() -> Vec<ScriptedTurn> {
+    let mut turns: Vec<ScriptedTurn> = (1..TURNS)
+        .map(|n| ScriptedTurn::tool_call(format!("c{n}"), "read_artifact", json!({"step": n})))
         .collect();
-    turns.push(Turn::text("A42 is ready."));
+    turns.push(ScriptedTurn::text("A42 is ready."));
     turns
 }
 

@@ -14,7 +14,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use verdict_agent::{AgentError, RunOptions, Tool};
 use verdict_policy::{CheckerError, CompletionFn, Effect, LoopPolicy, Phase, ProgressFn, Verdict};
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
 /// A checker gate: the checker says it started, then waits to be released
 /// (at most 10 s, so an abandoned check ends).
@@ -56,7 +56,7 @@ async fn cancel_when_started(started: mpsc::Receiver<()>, cancel: CancellationTo
 
 #[tokio::test]
 async fn cancelling_during_a_completion_check_is_not_a_checker_error() {
-    let model = scripted(vec![Turn::text("Done.")]);
+    let model = scripted(vec![ScriptedTurn::text("Done.")]);
     let (gate, started, release) = gate();
     let policy = LoopPolicy::default().with_completion(Arc::new(CompletionFn(move |_: &_| {
         gate.pass();
@@ -87,8 +87,8 @@ async fn cancelling_during_a_completion_check_is_not_a_checker_error() {
 #[tokio::test]
 async fn cancelling_during_a_progress_sample_is_not_a_checker_error() {
     let model = scripted(vec![
-        Turn::tool_call("r1", "peek", json!({})),
-        Turn::text("never"),
+        ScriptedTurn::tool_call("r1", "peek", json!({})),
+        ScriptedTurn::text("never"),
     ]);
     let (gate, started, release) = gate();
     let policy = LoopPolicy::default().with_progress(Arc::new(ProgressFn(move |_: &_| {

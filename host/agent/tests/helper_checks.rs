@@ -13,7 +13,7 @@ use verdict_policy::{
     CheckerError, Effect, LoopPolicy, ProgressChecker, ProgressFn, StopReason, Verdict,
 };
 use verdict_providers::Model;
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
 fn judge(helper: HelperModel) -> Arc<dyn verdict_policy::CompletionChecker> {
     completion(move |packet| {
@@ -30,10 +30,13 @@ fn judge(helper: HelperModel) -> Arc<dyn verdict_policy::CompletionChecker> {
 async fn helper_budget_is_shared_across_checkers_and_exhausts() {
     let main = scripted(vec![
         calls(&[("r1", "read_notes", json!({}))]),
-        Turn::text("Draft."),
-        Turn::text("Final."),
+        ScriptedTurn::text("Draft."),
+        ScriptedTurn::text("Final."),
     ]);
-    let helper_model = scripted(vec![Turn::text("progress-1"), Turn::text("no")]);
+    let helper_model = scripted(vec![
+        ScriptedTurn::text("progress-1"),
+        ScriptedTurn::text("no"),
+    ]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     // One explicit budget of two calls shared by both checkers.
     let shared = CallBudget::new(2);
@@ -76,8 +79,8 @@ async fn helper_budget_is_shared_across_checkers_and_exhausts() {
 
 #[tokio::test]
 async fn the_loop_never_calls_a_helper_by_itself() {
-    let main = scripted(vec![Turn::text("Done.")]);
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let main = scripted(vec![ScriptedTurn::text("Done.")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(5));
     // The helper is configured but this checker does not consult it.
@@ -98,8 +101,8 @@ async fn the_loop_never_calls_a_helper_by_itself() {
 
 #[tokio::test]
 async fn a_helper_verdict_completes_within_budget() {
-    let main = scripted(vec![Turn::text("Done.")]);
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let main = scripted(vec![ScriptedTurn::text("Done.")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let budget = CallBudget::new(1);
     let policy = LoopPolicy::default().with_completion(judge(HelperModel::new(
@@ -118,7 +121,7 @@ async fn a_helper_verdict_completes_within_budget() {
 
 #[tokio::test]
 async fn a_spent_helper_budget_is_a_typed_error() {
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(0));
     let asked = tokio::task::spawn_blocking(move || helper.ask("anything"))
@@ -130,7 +133,7 @@ async fn a_spent_helper_budget_is_a_typed_error() {
 
 #[test]
 fn outside_a_runtime_the_helper_refuses_instead_of_panicking() {
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(3));
     assert_eq!(helper.ask("anything"), Err(HelperError::NoRuntime));
@@ -139,7 +142,7 @@ fn outside_a_runtime_the_helper_refuses_instead_of_panicking() {
 
 #[tokio::test]
 async fn a_cancelled_helper_call_ends() {
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let cancel = tokio_util::sync::CancellationToken::new();
     cancel.cancel();

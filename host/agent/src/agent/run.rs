@@ -460,8 +460,9 @@ impl Agent {
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::TextDelta(text) => events.emit(|| AgentEvent::TextDelta(text)),
-                StreamEvent::ToolCall(_) => {}
                 StreamEvent::Completed(response) => return Ok(response),
+                // Tool calls arrive again in the completed response.
+                _ => {}
             }
         }
         Err(ProviderError::TruncatedStream {
