@@ -47,7 +47,7 @@ pub mod core_guest {
         };
         let mut module = wat::parse_str(core_wat).expect("the core module parses");
         let mut resolve = wit_parser::Resolve::default();
-        let wit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../wit");
+        let wit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../wit/verdict-verifier@0.1.0");
         let (package, _) = resolve.push_path(wit).expect("the WIT parses");
         let world = resolve
             .select_world(&[package], Some(world))

@@ -1,6 +1,7 @@
 //! Describing a `.wasm` file: kind, digest, imports, exports, roles, and
 //! whether this host accepts it.
 
+use crate::bindings::{ApiVersion, PACKAGE};
 use crate::error::LoadError;
 use crate::host::VerifierHost;
 use crate::verifier::Verifier;
@@ -30,11 +31,20 @@ pub enum Role {
     Progress,
 }
 
-/// The interface names that give each role (package version 0.1.x).
+/// The `verdict:verifier` interfaces that give each role (in every version).
 const ROLE_EXPORTS: &[(&str, Role)] = &[
-    ("verdict:verifier/completion@0.1.", Role::Completion),
-    ("verdict:verifier/progress@0.1.", Role::Progress),
+    ("completion", Role::Completion),
+    ("progress", Role::Progress),
 ];
+
+/// The role and WIT version an export name gives, if any.
+fn role_of(name: &str) -> Option<(Role, ApiVersion)> {
+    let (api, interface) = ApiVersion::of_interface(name)?;
+    ROLE_EXPORTS
+        .iter()
+        .find(|(exported, _)| *exported == interface)
+        .map(|(_, role)| (*role, api))
+}
 
 /// Classifies bytes by the WebAssembly header: magic `\0asm`, then version
 /// `01 00 00 00` for core modules or `0d 00 01 00` for components.
@@ -49,11 +59,9 @@ pub fn kind(bytes: &[u8]) -> WasmKind {
 /// The roles implied by a component's export names.
 pub(crate) fn roles<'a>(exports: impl IntoIterator<Item = &'a str>) -> Vec<Role> {
     let mut roles = Vec::new();
-    for name in exports {
-        for (prefix, role) in ROLE_EXPORTS {
-            if name.starts_with(prefix) && !roles.contains(role) {
-                roles.push(*role);
-            }
+    for (role, _) in exports.into_iter().filter_map(role_of) {
+        if !roles.contains(&role) {
+            roles.push(role);
         }
     }
     roles
@@ -64,11 +72,32 @@ pub(crate) fn role_export<'a>(
     exports: impl IntoIterator<Item = &'a str>,
     role: Role,
 ) -> Option<&'a str> {
-    exports.into_iter().find(|name| {
-        ROLE_EXPORTS
-            .iter()
-            .any(|(prefix, r)| *r == role && name.starts_with(prefix))
-    })
+    exports
+        .into_iter()
+        .find(|name| role_of(name).is_some_and(|(r, _)| r == role))
+}
+
+/// The WIT version a component's verifier exports were built against:
+/// `None` without any, an error when they mix versions.
+pub(crate) fn api_version<'a>(
+    exports: impl IntoIterator<Item = &'a str>,
+) -> Result<Option<ApiVersion>, LoadError> {
+    let mut found: Option<(ApiVersion, &str)> = None;
+    for name in exports {
+        let Some((_, api)) = role_of(name) else {
+            continue;
+        };
+        match found {
+            Some((first, first_name)) if first != api => {
+                return Err(LoadError::Link(format!(
+                    "`{first_name}` and `{name}` are from different versions of {PACKAGE}"
+                )));
+            }
+            Some(_) => {}
+            None => found = Some((api, name)),
+        }
+    }
+    Ok(found.map(|(api, _)| api))
 }
 
 /// A description of a `.wasm` file.

@@ -40,6 +40,7 @@ pub use cancel::CancelHandle;
 pub use checker::{CheckerTotals, WasmChecker};
 pub use error::{CheckError, LoadError, TrapKind};
 pub use host::{HostConfig, LoadSource, VerifierHost, read_component};
+pub use imports::ALLOWED_IMPORTS;
 pub use inspect::{Inspection, Role, WasmKind};
 pub use limits::{Limits, LoadLimits};
 pub use tenant::Tenant;
