@@ -12,16 +12,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail loudly by design
 
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use verdict_policy::{
     CheckPacket, Effect, FailureKind, Observation, Outcome, OutcomeStatus, TaskStateSnapshot,
 };
 use verdict_sandbox::{ALLOWED_IMPORTS, LoadError};
 use verdict_tests::{core_guest, guests, host, load, read_packet, ready_tenant};
 
-/// The WIT folder of the version the guest SDK is built against.
-const WIT_DIR: &str = "../wit/verdict-verifier@0.1.0";
-/// Its text.
+/// The WIT of the version the guest SDK is built against.
 const WIT: &str = include_str!("../wit/verdict-verifier@0.1.0/verifier.wit");
 
 // ---------------------------------------------------------------------------
@@ -273,8 +270,9 @@ const CORE_IMPORTS: &[(&str, Option<(&str, &str)>)] = &[
 /// lowered signature) from it, if given.
 fn component(stubs: &[&str], import: &str, item: Option<(&str, &str)>) -> Vec<u8> {
     let mut resolve = wit_parser::Resolve::default();
-    let wit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(WIT_DIR);
-    resolve.push_path(wit).expect("the WIT parses");
+    resolve
+        .push_path(core_guest::wit_dir())
+        .expect("the WIT parses");
     for (i, stub) in stubs.iter().enumerate() {
         resolve
             .push_str(format!("stub-{i}.wit"), stub)
@@ -298,20 +296,7 @@ fn component(stubs: &[&str], import: &str, item: Option<(&str, &str)>) -> Vec<u8
             &format!("\n  (import \"{import}\" \"{name}\" (func {signature}))"),
         );
     }
-    let mut module = wat::parse_str(&core).expect("the core module parses");
-    wit_component::embed_component_metadata(
-        &mut module,
-        &resolve,
-        world,
-        wit_component::StringEncoding::UTF8,
-    )
-    .expect("metadata embeds");
-    wit_component::ComponentEncoder::default()
-        .validate(true)
-        .module(&module)
-        .expect("the module is accepted")
-        .encode()
-        .expect("the component encodes")
+    core_guest::encode(&core, &resolve, world)
 }
 
 #[test]

@@ -78,13 +78,21 @@ pub(crate) fn role_export<'a>(
 }
 
 /// The WIT version a component's verifier exports were built against:
-/// `None` without any, an error when they mix versions.
+/// `None` without any; an error when they mix versions, or when they are
+/// only of versions this host does not serve (a verifier newer than it).
 pub(crate) fn api_version<'a>(
     exports: impl IntoIterator<Item = &'a str>,
 ) -> Result<Option<ApiVersion>, LoadError> {
     let mut found: Option<(ApiVersion, &str)> = None;
+    let mut unserved = None;
     for name in exports {
         let Some((_, api)) = role_of(name) else {
+            let ours = name
+                .strip_prefix(PACKAGE)
+                .is_some_and(|rest| rest.starts_with('/'));
+            if ours && ApiVersion::of_interface(name).is_none() && unserved.is_none() {
+                unserved = Some(name);
+            }
             continue;
         };
         match found {
@@ -97,7 +105,19 @@ pub(crate) fn api_version<'a>(
             None => found = Some((api, name)),
         }
     }
-    Ok(found.map(|(api, _)| api))
+    match (found, unserved) {
+        (None, Some(name)) => {
+            let served: Vec<&str> = ApiVersion::ALL
+                .iter()
+                .map(|api| api.major_minor())
+                .collect();
+            Err(LoadError::Link(format!(
+                "`{name}` is of a version of {PACKAGE} this host does not serve (it serves {})",
+                served.join(", ")
+            )))
+        }
+        (found, _) => Ok(found.map(|(api, _)| api)),
+    }
 }
 
 /// A description of a `.wasm` file.
@@ -151,4 +171,47 @@ pub(crate) fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
     };
     out.rejected = rejected.map(|e| e.to_string());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_and_the_version_come_from_the_exports() {
+        let exports = [
+            "verdict:verifier/progress@0.1.2",
+            "wasi:cli/run@0.2.0",
+            "verdict:verifier/completion@0.1.0",
+        ];
+        assert_eq!(roles(exports), [Role::Progress, Role::Completion]);
+        assert_eq!(
+            role_export(exports, Role::Completion),
+            Some("verdict:verifier/completion@0.1.0")
+        );
+        assert_eq!(api_version(exports), Ok(Some(ApiVersion::V0_1)));
+        assert_eq!(api_version(["wasi:cli/run@0.2.0"]), Ok(None));
+    }
+
+    #[test]
+    fn a_verifier_of_an_unserved_version_is_named() {
+        let newer = ["verdict:verifier/completion@0.2.0"];
+        assert!(roles(newer).is_empty());
+        let Err(LoadError::Link(message)) = api_version(newer) else {
+            panic!("refused");
+        };
+        assert!(
+            message.contains("verdict:verifier/completion@0.2.0"),
+            "{message}"
+        );
+        assert!(message.contains("serves 0.1"), "{message}");
+        // Beside a served export, a newer one is not a role.
+        let both = [
+            "verdict:verifier/completion@0.1.0",
+            "verdict:verifier/progress@0.2.0",
+        ];
+        assert_eq!(api_version(both), Ok(Some(ApiVersion::V0_1)));
+        // A served version without a role export has none.
+        assert_eq!(api_version(["verdict:verifier/types@0.1.0"]), Ok(None));
+    }
 }
