@@ -9,6 +9,12 @@
 //! result with its [`CallMetrics`]. Every call ends by its deadline whatever
 //! the guest does (computing, sleeping, waiting in a host import); the
 //! guest's clocks are virtual ([`clock`]). Failures are typed ([`CheckError`]).
+//!
+//! The contract is the `verdict:verifier` WIT package, one frozen folder per
+//! released version (`wit/verdict-verifier@0.1.0/`) with its own host
+//! bindings; a component's version is read from the interfaces it exports
+//! and it is prepared and called through that version's bindings. It may
+//! import only [`ALLOWED_IMPORTS`], every one of them linked.
 
 mod abi;
 pub mod artifacts;
@@ -40,6 +46,7 @@ pub use cancel::CancelHandle;
 pub use checker::{CheckerTotals, WasmChecker};
 pub use error::{CheckError, LoadError, TrapKind};
 pub use host::{HostConfig, LoadSource, VerifierHost, read_component};
+pub use imports::ALLOWED_IMPORTS;
 pub use inspect::{Inspection, Role, WasmKind};
 pub use limits::{Limits, LoadLimits};
 pub use tenant::Tenant;

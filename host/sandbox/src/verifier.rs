@@ -12,7 +12,8 @@
 //! executor.
 
 use crate::abi::{AbiFault, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
-use crate::bindings::wit;
+use crate::bindings::ApiVersion;
+use crate::bindings::v0_1::wit;
 use crate::cancel::CancelHandle;
 use crate::clock::CallClock;
 use crate::convert;
@@ -82,6 +83,9 @@ pub struct Verifier {
     shared: Arc<Shared>,
     pre: InstancePre<CallState>,
     digest: String,
+    /// The WIT version the exports were built against: which bindings
+    /// prepare and call it.
+    api: ApiVersion,
     completion: Option<ComponentExportIndex>,
     progress: Option<ComponentExportIndex>,
 }
@@ -90,6 +94,7 @@ impl std::fmt::Debug for Verifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Verifier")
             .field("digest", &self.digest)
+            .field("api", &self.api)
             .field("completion", &self.completion.is_some())
             .field("progress", &self.progress.is_some())
             .finish()
@@ -130,27 +135,31 @@ impl Verifier {
             .exports(&shared.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
-        let roles = inspect::roles(exports.iter().map(String::as_str));
-        if roles.is_empty() {
+        let Some(api) = inspect::api_version(exports.iter().map(String::as_str))? else {
             return Err(LoadError::NoVerifierExport);
-        }
+        };
         let pre = shared
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadError::Link(e.to_string()))?;
         let interface = |role| inspect::role_export(exports.iter().map(String::as_str), role);
-        let completion = match interface(Role::Completion) {
-            Some(name) => Some(export_func::<VerdictAnswer>(&pre, name, "check")?),
-            None => None,
+        let completion = match (api, interface(Role::Completion)) {
+            (_, None) => None,
+            (ApiVersion::V0_1, Some(name)) => {
+                Some(export_func::<VerdictAnswer>(&pre, name, "check")?)
+            }
         };
-        let progress = match interface(Role::Progress) {
-            Some(name) => Some(export_func::<KeyAnswer>(&pre, name, "progress-key")?),
-            None => None,
+        let progress = match (api, interface(Role::Progress)) {
+            (_, None) => None,
+            (ApiVersion::V0_1, Some(name)) => {
+                Some(export_func::<KeyAnswer>(&pre, name, "progress-key")?)
+            }
         };
         Ok(Self {
             shared,
             pre,
             digest,
+            api,
             completion,
             progress,
         })
@@ -194,13 +203,17 @@ impl Verifier {
         let Some(index) = &self.completion else {
             return failed(CheckError::Unsupported("completion"));
         };
-        let packet = match convert::packet(packet) {
-            Ok(packet) => packet,
-            Err(e) => return failed(e),
-        };
-        self.call::<VerdictAnswer>(tenant, cancel, index, &packet)
-            .await
-            .and_then(|VerdictAnswer(verdict)| convert::verdict(verdict))
+        match self.api {
+            ApiVersion::V0_1 => {
+                let packet = match convert::packet(packet) {
+                    Ok(packet) => packet,
+                    Err(e) => return failed(e),
+                };
+                self.call::<VerdictAnswer>(tenant, cancel, index, &packet)
+                    .await
+                    .and_then(|VerdictAnswer(verdict)| convert::verdict(verdict))
+            }
+        }
     }
 
     /// Samples the progress key for `tenant` on `packet`, blocking the
@@ -224,16 +237,22 @@ impl Verifier {
         let Some(index) = &self.progress else {
             return failed(CheckError::Unsupported("progress"));
         };
-        let packet = match convert::packet(packet) {
-            Ok(packet) => packet,
-            Err(e) => return failed(e),
-        };
-        self.call::<KeyAnswer>(tenant, cancel, index, &packet)
-            .await
-            .and_then(|KeyAnswer(key)| match key {
-                GuestText::Text(key) => Ok(key),
-                GuestText::TooLong { chars } => Err(CheckError::InvalidProgressKey { chars }),
-            })
+        match self.api {
+            ApiVersion::V0_1 => {
+                let packet = match convert::packet(packet) {
+                    Ok(packet) => packet,
+                    Err(e) => return failed(e),
+                };
+                self.call::<KeyAnswer>(tenant, cancel, index, &packet)
+                    .await
+                    .and_then(|KeyAnswer(key)| match key {
+                        GuestText::Text(key) => Ok(key),
+                        GuestText::TooLong { chars } => {
+                            Err(CheckError::InvalidProgressKey { chars })
+                        }
+                    })
+            }
+        }
     }
 
     /// Instantiates in a fresh store with the tenant's limits and calls the
