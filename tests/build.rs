@@ -22,6 +22,7 @@ const GUESTS: &[&str] = &[
     "hostile-forbidden-import",
     "hostile-read-many",
     "hostile-host-calls",
+    "packet-echo",
 ];
 
 fn main() -> ExitCode {

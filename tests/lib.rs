@@ -48,16 +48,30 @@ pub mod core_guest {
         } else {
             "completion-checker"
         };
-        let mut module = wat::parse_str(core_wat).expect("the core module parses");
         let mut resolve = wit_parser::Resolve::default();
-        let wit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../wit");
-        let (package, _) = resolve.push_path(wit).expect("the WIT parses");
+        let (package, _) = resolve.push_path(wit_dir()).expect("the WIT parses");
         let world = resolve
             .select_world(&[package], Some(world))
             .expect("the world exists");
+        encode(core_wat, &resolve, world)
+    }
+
+    /// The folder of the WIT version the guests are built against.
+    pub fn wit_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../wit/verdict-verifier@0.1.0")
+    }
+
+    /// Encodes a core module (text) as a component of `world`, unvalidated
+    /// (hostile modules break the canonical ABI on purpose).
+    pub fn encode(
+        core_wat: &str,
+        resolve: &wit_parser::Resolve,
+        world: wit_parser::WorldId,
+    ) -> Vec<u8> {
+        let mut module = wat::parse_str(core_wat).expect("the core module parses");
         wit_component::embed_component_metadata(
             &mut module,
-            &resolve,
+            resolve,
             world,
             wit_component::StringEncoding::UTF8,
         )

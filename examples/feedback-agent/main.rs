@@ -23,7 +23,7 @@ use verdict_policy::{
     CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect, LoopPolicy,
     Verdict,
 };
-use verdict_providers::fake::{FakeProvider, Script, Turn};
+use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
 use verdict_providers::{Connector, Protocol};
 use verdict_sandbox::{DirStore, Limits, Tenant, WasmChecker};
 use verdict_tests::{guests, load};
@@ -79,11 +79,11 @@ async fn main() {
     ]);
 
     let script = Script::new(vec![
-        Turn::text("A42 is ready."),
-        Turn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
-        Turn::tool_call("read-2", "read_artifact", json!({"id": "A42"})),
-        Turn::tool_call("publish-1", "publish", json!({"id": "A42"})),
-        Turn::text("A42 is verified and published."),
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
+        ScriptedTurn::tool_call("read-2", "read_artifact", json!({"id": "A42"})),
+        ScriptedTurn::tool_call("publish-1", "publish", json!({"id": "A42"})),
+        ScriptedTurn::text("A42 is verified and published."),
     ]);
     let fake = FakeProvider::start(script).await.unwrap();
     let mut registry = ConnectorRegistry::new();

@@ -12,11 +12,11 @@ use serde_json::json;
 use verdict_agent::{Agent, BeforeTool, Hooks, RunOptions, Tool, ToolError};
 use verdict_policy::{Effect, LoopPolicy};
 use verdict_providers::Model;
-use verdict_providers::fake::{Reply, Script, ScriptedCall, ScriptedModel, Turn};
+use verdict_providers::fake::{Reply, Script, ScriptedCall, ScriptedModel, ScriptedTurn};
 
 fn script() -> Script {
     Script::new(vec![
-        Turn::reply(Reply {
+        ScriptedTurn::reply(Reply {
             text: Some("Looking up both.".into()),
             tool_calls: vec![
                 ScriptedCall {
@@ -32,8 +32,8 @@ fn script() -> Script {
             ],
             ..Reply::default()
         }),
-        Turn::tool_call("w1", "save", json!({"summary": "alpha+beta"})),
-        Turn::text("Saved the summary."),
+        ScriptedTurn::tool_call("w1", "save", json!({"summary": "alpha+beta"})),
+        ScriptedTurn::text("Saved the summary."),
     ])
 }
 

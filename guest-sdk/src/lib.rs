@@ -13,9 +13,14 @@ mod wasm;
 
 pub use artifacts::{Artifact, ArtifactError, Artifacts, JsonReadError};
 pub use memory::MemoryArtifacts;
-pub use packet::{Effect, FailureKind, Observation, Outcome, OutcomeStatus, Packet, TaskState};
+pub use packet::{
+    Effect, FailureKind, MAX_OBSERVATIONS, MAX_OUTPUT_CHARS, MAX_PACKET_BYTES, Observation,
+    Outcome, OutcomeStatus, Packet, TaskState,
+};
 pub use serde_json;
-pub use verdict::{MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS, Verdict};
+pub use verdict::{
+    MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS, MAX_VERDICT_BYTES, Verdict,
+};
 pub use verifier::{ProgressKey, Verifier};
 
 /// Macro support; not part of the public API.

@@ -1,5 +1,15 @@
 //! The check packet a verifier receives: host-owned evidence about one
-//! managed execution, mirroring `verdict:verifier/types` in `wit/verifier.wit`.
+//! managed execution, mirroring `verdict:verifier/types` in
+//! `wit/verdict-verifier@0.1.0/verifier.wit`, and the host's bounds on it.
+
+/// The host cuts the candidate output to this many characters (Unicode
+/// scalar values) and sets [`Packet::output_truncated`].
+pub const MAX_OUTPUT_CHARS: usize = 32_768;
+/// The host carries at most this many (most recent) observations and sets
+/// [`Packet::observations_truncated`] when it omits older ones.
+pub const MAX_OBSERVATIONS: usize = 100;
+/// The whole packet is at most this many bytes serialized as JSON.
+pub const MAX_PACKET_BYTES: usize = 1024 * 1024;
 
 /// The effect a tool declared when it was registered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -160,19 +170,19 @@ impl TaskState {
     }
 }
 
-/// The detached check packet (whole packet at most 1 MiB serialized).
+/// The detached check packet (at most [`MAX_PACKET_BYTES`] serialized).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Packet {
     /// The managed execution this check belongs to.
     pub execution_id: String,
     /// Main-loop iteration count at the check.
     pub iteration: u32,
-    /// Candidate final output, at most 32,768 characters (Unicode scalar
-    /// values); empty in a progress packet.
+    /// Candidate final output, at most [`MAX_OUTPUT_CHARS`] characters
+    /// (Unicode scalar values); empty in a progress packet.
     pub output_text: String,
     /// True when the host cut `output_text` to its bound.
     pub output_truncated: bool,
-    /// The last (at most 100) observations, oldest first.
+    /// The last (at most [`MAX_OBSERVATIONS`]) observations, oldest first.
     pub observations: Vec<Observation>,
     /// All observations in this execution, including omitted ones.
     pub observed_tool_calls: u32,

@@ -13,6 +13,9 @@ pub const MAX_FEEDBACK_CHARS: usize = 2_000;
 /// The host rejects a progress key longer than this (characters: Unicode
 /// scalar values).
 pub const MAX_PROGRESS_KEY_CHARS: usize = 4_000;
+/// The host rejects a verdict larger than this many bytes as JSON. A verdict
+/// within the character bounds always fits, whatever it escapes.
+pub const MAX_VERDICT_BYTES: usize = 16 * 1024;
 
 /// A completion verdict. The SDK passes it to the host unchanged: the host
 /// enforces the bounds, so check [`Verdict::within_bounds`] in your tests.

@@ -17,7 +17,7 @@ use crate::verifier::{ProgressKey, Verifier};
 pub mod completion_bindings {
     wit_bindgen::generate!({
         world: "completion-checker",
-        path: "../wit",
+        path: "../wit/verdict-verifier@0.1.0",
         pub_export_macro: true,
         export_macro_name: "export_completion",
         default_bindings_module: "verdict_guest::__private::completion_bindings",
@@ -29,7 +29,7 @@ pub mod completion_bindings {
 pub mod progress_bindings {
     wit_bindgen::generate!({
         world: "progress-checker",
-        path: "../wit",
+        path: "../wit/verdict-verifier@0.1.0",
         pub_export_macro: true,
         export_macro_name: "export_progress",
         default_bindings_module: "verdict_guest::__private::progress_bindings",

@@ -23,7 +23,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 tools="${VERDICT_TOOLS_DIR:-$repo/target/polyglot-tools}"
-wit="$repo/wit"
+wit="$repo/wit/verdict-verifier@0.1.0"
 world=completion-checker
 samples="$repo/sample-verifiers"
 

@@ -20,7 +20,7 @@ use verdict_agent::{
     Agent, Checkers, CompletionFn, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError,
 };
 use verdict_policy::{CompletionChecker, Effect, LoopPolicy, Verdict};
-use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, Turn};
+use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, ScriptedTurn};
 use verdict_providers::{Connector, Model, Protocol};
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
@@ -29,11 +29,11 @@ const TURNS: u32 = 5;
 /// A run's policy and checkers (`None`: no policy).
 type Managed = Option<(LoopPolicy, Checkers)>;
 
-fn turns() -> Vec<Turn> {
-    let mut turns: Vec<Turn> = (1..TURNS)
-        .map(|n| Turn::tool_call(format!("c{n}"), "read_artifact", json!({"step": n})))
+fn turns() -> Vec<ScriptedTurn> {
+    let mut turns: Vec<ScriptedTurn> = (1..TURNS)
+        .map(|n| ScriptedTurn::tool_call(format!("c{n}"), "read_artifact", json!({"step": n})))
         .collect();
-    turns.push(Turn::text("A42 is ready."));
+    turns.push(ScriptedTurn::text("A42 is ready."));
     turns
 }
 

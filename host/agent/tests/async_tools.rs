@@ -15,7 +15,7 @@ use verdict_agent::{
     Tool, ToolError, ToolOutcome, ToolReturn,
 };
 use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, StopReason, Verdict};
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
 type Settlers = Arc<Mutex<Vec<AsyncSettler>>>;
 
@@ -85,9 +85,9 @@ fn receipt(id: &str, tool: &str, effect: Effect) -> ExecutionReceipt {
 #[tokio::test]
 async fn pending_async_then_continuation_completes() {
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({"job": 7})),
-        Turn::text("The job is done."),
-        Turn::text("The job finished: ok."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({"job": 7})),
+        ScriptedTurn::text("The job is done."),
+        ScriptedTurn::text("The job finished: ok."),
     ]);
     let (tool, settlers, starts) = async_tool("start_job", Effect::Write, false);
     let (checkers, checks) = needs_success("start_job");
@@ -141,9 +141,9 @@ async fn pending_async_then_continuation_completes() {
 #[tokio::test]
 async fn continuation_before_the_result_stops_pending_again() {
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Done."),
-        Turn::text("Still done."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Done."),
+        ScriptedTurn::text("Still done."),
     ]);
     let (tool, settlers, starts) = async_tool("start_job", Effect::Write, false);
     let (checkers, checks) = needs_success("start_job");
@@ -168,9 +168,9 @@ async fn continuation_before_the_result_stops_pending_again() {
 #[tokio::test]
 async fn normal_run_injects_queued_results_before_dispatch() {
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Started."),
-        Turn::text("Thanks, all done."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Started."),
+        ScriptedTurn::text("Thanks, all done."),
     ]);
     let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
     let (checkers, _) = needs_success("start_job");
@@ -206,9 +206,9 @@ async fn normal_run_injects_queued_results_before_dispatch() {
 #[tokio::test]
 async fn same_run_settlement_and_duplicate_deliveries_are_imported_once() {
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Done."),
-        Turn::text("Done again."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Done."),
+        ScriptedTurn::text("Done again."),
     ]);
     let (tool, _, _) = async_tool("start_job", Effect::Write, true);
     let (checkers, _) = needs_success("start_job");
@@ -252,7 +252,7 @@ async fn same_run_settlement_and_duplicate_deliveries_are_imported_once() {
 async fn delivery_keeps_the_admitted_effect_over_the_current_registration() {
     // `send_report` is registered as a read now; the delivery was admitted
     // as a write and has no outcome: it blocks before any model call.
-    let model = scripted(vec![Turn::text("Sent.")]);
+    let model = scripted(vec![ScriptedTurn::text("Sent.")]);
     let read = Tool::new("send_report", any_object(), |_, _| async { Ok(json!(1)) })
         .unwrap()
         .with_effect(Effect::Read);
@@ -273,7 +273,7 @@ async fn delivery_keeps_the_admitted_effect_over_the_current_registration() {
 #[tokio::test]
 async fn legacy_deliveries_use_the_receipt_effect_or_unknown() {
     // Receipt says read: a missing outcome is a recoverable failure.
-    let model = scripted(vec![Turn::text("ok")]);
+    let model = scripted(vec![ScriptedTurn::text("ok")]);
     let agent = agent_on(&model)
         .loop_policy(LoopPolicy::default())
         .build()
@@ -285,7 +285,7 @@ async fn legacy_deliveries_use_the_receipt_effect_or_unknown() {
     assert_eq!(run.status, RunStatus::Completed);
     assert_eq!(run.loop_diagnostics.unwrap().counters.failures, 1);
     // No metadata and an unregistered tool: unknown, blocked.
-    let model = scripted(vec![Turn::text("ok")]);
+    let model = scripted(vec![ScriptedTurn::text("ok")]);
     let agent = agent_on(&model)
         .loop_policy(LoopPolicy::default())
         .build()
@@ -299,9 +299,9 @@ async fn legacy_deliveries_use_the_receipt_effect_or_unknown() {
 #[tokio::test]
 async fn abandoned_handle_of_a_write_blocks_conservatively() {
     let model = scripted(vec![
-        Turn::tool_call("w1", "charge_card", json!({})),
-        Turn::text("Charged."),
-        Turn::text("unreachable"),
+        ScriptedTurn::tool_call("w1", "charge_card", json!({})),
+        ScriptedTurn::text("Charged."),
+        ScriptedTurn::text("unreachable"),
     ]);
     let (tool, settlers, _) = async_tool("charge_card", Effect::Write, false);
     let agent = agent_on(&model)
@@ -324,9 +324,9 @@ async fn abandoned_handle_of_a_write_blocks_conservatively() {
 #[tokio::test]
 async fn imported_failures_count_toward_recovery() {
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Started."),
-        Turn::text("unreachable"),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Started."),
+        ScriptedTurn::text("unreachable"),
     ]);
     let (tool, settlers, _) = async_tool("start_job", Effect::Read, false);
     let policy = LoopPolicy {
@@ -361,8 +361,8 @@ async fn imported_failures_count_toward_recovery() {
 #[tokio::test]
 async fn without_a_policy_a_final_answer_while_pending_is_pending_async() {
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Done."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Done."),
     ]);
     let (tool, _settlers, _) = async_tool("start_job", Effect::Write, false);
     let agent = agent_on(&model).tool(tool).build().unwrap();
@@ -375,11 +375,11 @@ async fn a_call_id_reused_by_a_later_execution_is_a_different_call() {
     // Providers may reuse call ids across responses; the identity includes
     // the execution, so the second job's result is not taken as a repeat.
     let model = scripted(vec![
-        Turn::tool_call("c1", "start_job", json!({"n": 1})),
-        Turn::text("First started."),
-        Turn::tool_call("c1", "start_job", json!({"n": 2})),
-        Turn::text("Second started."),
-        Turn::text("Both done."),
+        ScriptedTurn::tool_call("c1", "start_job", json!({"n": 1})),
+        ScriptedTurn::text("First started."),
+        ScriptedTurn::tool_call("c1", "start_job", json!({"n": 2})),
+        ScriptedTurn::text("Second started."),
+        ScriptedTurn::text("Both done."),
     ]);
     let (tool, settlers, starts) = async_tool("start_job", Effect::Write, false);
     let agent = agent_on(&model)
@@ -419,9 +419,9 @@ async fn a_call_id_reused_by_a_later_execution_is_a_different_call() {
 #[tokio::test]
 async fn a_continuation_keeps_the_previous_budget() {
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Started."),
-        Turn::text("unreachable"),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Started."),
+        ScriptedTurn::text("unreachable"),
     ]);
     let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
     let agent = agent_on(&model)
@@ -457,9 +457,9 @@ async fn stream_reports_an_imported_result_as_a_settled_call() {
     use futures::StreamExt;
     use verdict_agent::AgentEvent;
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Started."),
-        Turn::text("Done."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Started."),
+        ScriptedTurn::text("Done."),
     ]);
     let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
     let agent = agent_on(&model)
@@ -494,9 +494,9 @@ async fn stream_reports_an_imported_result_as_a_settled_call() {
 #[tokio::test]
 async fn a_legacy_delivery_of_an_awaited_call_is_imported_once() {
     let model = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Started."),
-        Turn::text("Done."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Started."),
+        ScriptedTurn::text("Done."),
     ]);
     let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
     let (checkers, _) = needs_success("start_job");

@@ -19,7 +19,7 @@ use verdict_agent::{
     ToolOutcome,
 };
 use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, StopReason, Verdict, WorkflowStatus};
-use verdict_providers::fake::{FakeProvider, Reply, Script, ScriptedCall, Turn};
+use verdict_providers::fake::{FakeProvider, Reply, Script, ScriptedCall, ScriptedTurn};
 use verdict_providers::{Connector, Message, ModelRequest, Protocol};
 
 /// How the provider identifies its calls.
@@ -32,12 +32,12 @@ enum Ids {
     Repeated,
 }
 
-fn call(ids: Ids, name: &str, arguments: serde_json::Value) -> Turn {
+fn call(ids: Ids, name: &str, arguments: serde_json::Value) -> ScriptedTurn {
     let id = match ids {
         Ids::Absent => String::new(),
         Ids::Repeated => "call_1".to_owned(),
     };
-    Turn::reply(Reply {
+    ScriptedTurn::reply(Reply {
         tool_calls: vec![ScriptedCall {
             id: Some(id),
             name: name.to_owned(),
@@ -52,7 +52,7 @@ fn story(ids: Ids) -> Script {
     Script::new(vec![
         call(ids, "list_artifacts", json!({})),
         call(ids, "read_artifact", json!({"id": "A42"})),
-        Turn::text("A42 is ready."),
+        ScriptedTurn::text("A42 is ready."),
     ])
 }
 
@@ -233,7 +233,7 @@ async fn repeated_and_missing_ids_in_one_response_are_made_unique() {
             ("dup", "read_artifact", json!({"id": "A42"})),
             ("", "read_artifact", json!({"id": "A43"})),
         ]),
-        Turn::text("A42 is ready."),
+        ScriptedTurn::text("A42 is ready."),
     ]);
     let (list, _) = common::counting_tool("list_artifacts", Effect::Read, json!(["A42"]));
     let (read, reads) = common::counting_tool("read_artifact", Effect::Read, json!({"ok": true}));
@@ -251,7 +251,7 @@ async fn repeated_and_missing_ids_in_one_response_are_made_unique() {
         .iter()
         .map(|c| c.call.id.as_str())
         .collect();
-    assert_eq!(ids, ["dup", "dup~2", "call~3"]);
+    assert_eq!(ids, ["dup", "dup-2", "call-3"]);
     assert_eq!(response.loop_diagnostics.unwrap().counters.skipped_calls, 0);
     // The model got each result under the id of its call.
     let second = &model.requests()[1];

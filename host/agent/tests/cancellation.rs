@@ -19,7 +19,7 @@ use verdict_policy::{
     CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect, LoopPolicy,
     Phase, Verdict,
 };
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
 /// A checker gate: the checker says it started, then waits to be released
@@ -62,7 +62,7 @@ async fn cancel_when_started(started: mpsc::Receiver<()>, cancel: CancellationTo
 
 #[tokio::test]
 async fn cancelling_during_a_completion_check_is_not_a_checker_error() {
-    let model = scripted(vec![Turn::text("Done.")]);
+    let model = scripted(vec![ScriptedTurn::text("Done.")]);
     let (gate, started, release) = gate();
     let policy = LoopPolicy::default();
     let checkers =
@@ -99,8 +99,8 @@ async fn cancelling_during_a_completion_check_is_not_a_checker_error() {
 #[tokio::test]
 async fn cancelling_during_a_progress_sample_is_not_a_checker_error() {
     let model = scripted(vec![
-        Turn::tool_call("r1", "peek", json!({})),
-        Turn::text("never"),
+        ScriptedTurn::tool_call("r1", "peek", json!({})),
+        ScriptedTurn::text("never"),
     ]);
     let (gate, started, release) = gate();
     let policy = LoopPolicy::default();
@@ -167,7 +167,7 @@ async fn cancel_a_slow_wasm_check(
     Option<Result<Verdict, CheckerError>>,
     Duration,
 ) {
-    let model = scripted(vec![Turn::text(text)]);
+    let model = scripted(vec![ScriptedTurn::text(text)]);
     let limits = Limits {
         timeout_ms: 60_000,
         fuel: u64::MAX / 2,

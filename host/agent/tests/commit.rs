@@ -16,10 +16,10 @@ use verdict_agent::{
 };
 use verdict_policy::{Effect, LoopPolicy, Verdict};
 use verdict_providers::Message;
-use verdict_providers::fake::{Fault, ScriptedModel, Turn};
+use verdict_providers::fake::{Fault, ScriptedModel, ScriptedTurn};
 
-fn refused() -> Turn {
-    Turn::fault(Fault::Status {
+fn refused() -> ScriptedTurn {
+    ScriptedTurn::fault(Fault::Status {
         status: 400,
         message: "refused".into(),
         retry_after_secs: None,
@@ -61,7 +61,11 @@ async fn assert_failed_call_leaves_no_host_message(
 
 #[tokio::test]
 async fn a_failed_feedback_turn_is_not_committed() {
-    let model = scripted(vec![Turn::text("Done."), refused(), Turn::text("Hello.")]);
+    let model = scripted(vec![
+        ScriptedTurn::text("Done."),
+        refused(),
+        ScriptedTurn::text("Hello."),
+    ]);
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(|packet| {
         Ok(Verdict {
@@ -81,9 +85,9 @@ async fn a_failed_feedback_turn_is_not_committed() {
 #[tokio::test]
 async fn a_failed_repair_is_not_committed() {
     let model = scripted(vec![
-        Turn::text("not json"),
+        ScriptedTurn::text("not json"),
         refused(),
-        Turn::text("Hello."),
+        ScriptedTurn::text("Hello."),
     ]);
     let agent = agent_on(&model).build().unwrap();
     let options = RunOptions::default().with_output_schema("artifact", schema());
@@ -95,7 +99,7 @@ async fn a_failed_formatting_call_is_not_committed() {
     let model = scripted(vec![
         calls(&[("s1", "submit", json!({}))]),
         refused(),
-        Turn::text("Hello."),
+        ScriptedTurn::text("Hello."),
     ]);
     let submit = Tool::new("submit", any_object(), |_, _| async {
         Ok(json!({"accepted": true}))
@@ -113,7 +117,7 @@ async fn a_failed_wrap_up_is_not_committed() {
     let model = scripted(vec![
         calls(&[("s1", "await_approval", json!({}))]),
         refused(),
-        Turn::text("Hello."),
+        ScriptedTurn::text("Hello."),
     ]);
     let suspend = Tool::new_async("await_approval", any_object(), |_, _| async {
         Ok::<_, ToolError>(ToolReturn::Suspend(Suspension {
@@ -134,7 +138,7 @@ async fn output_text_is_the_candidate_the_checker_judged() {
     // A tool-call turn with text, then an empty final answer (retried once,
     // empty again): the checker judges "" and the response says "".
     let model = scripted(vec![
-        Turn::reply(verdict_providers::fake::Reply {
+        ScriptedTurn::reply(verdict_providers::fake::Reply {
             text: Some("Let me look.".into()),
             tool_calls: vec![verdict_providers::fake::ScriptedCall {
                 id: Some("p1".into()),
@@ -143,8 +147,8 @@ async fn output_text_is_the_candidate_the_checker_judged() {
             }],
             ..Default::default()
         }),
-        Turn::text(""),
-        Turn::text(""),
+        ScriptedTurn::text(""),
+        ScriptedTurn::text(""),
     ]);
     let judged = Arc::new(Mutex::new(Vec::new()));
     let log = judged.clone();

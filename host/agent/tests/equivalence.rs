@@ -11,16 +11,16 @@ use common::{agent_on, calls, counting_tool, scripted};
 use serde_json::json;
 use verdict_agent::{BeforeTool, Hooks, RunOptions, RunStatus};
 use verdict_policy::{Effect, LoopPolicy};
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
-fn task() -> Vec<Turn> {
+fn task() -> Vec<ScriptedTurn> {
     vec![
         calls(&[
             ("r1", "lookup", json!({"q": "a"})),
             ("r2", "lookup", json!({"q": "b"})),
         ]),
-        Turn::tool_call("w1", "write", json!({"k": 1})),
-        Turn::text("All done."),
+        ScriptedTurn::tool_call("w1", "write", json!({"k": 1})),
+        ScriptedTurn::text("All done."),
     ]
 }
 
@@ -106,9 +106,9 @@ async fn unconfigured_run_equals_a_never_intervening_policy_run() {
 #[tokio::test]
 async fn disabling_the_policy_per_run_clears_the_diagnostics() {
     let model = scripted(vec![
-        Turn::text("one"),
-        Turn::text("two"),
-        Turn::text("three"),
+        ScriptedTurn::text("one"),
+        ScriptedTurn::text("two"),
+        ScriptedTurn::text("three"),
     ]);
     let agent = agent_on(&model)
         .loop_policy(LoopPolicy::default())
@@ -145,7 +145,7 @@ async fn disabling_the_policy_per_run_clears_the_diagnostics() {
 
 #[tokio::test]
 async fn invalid_policy_is_refused_before_any_model_call() {
-    let model = scripted(vec![Turn::text("never")]);
+    let model = scripted(vec![ScriptedTurn::text("never")]);
     let agent = agent_on(&model).build().unwrap();
     let bad = LoopPolicy {
         repeated_read_limit: 0,

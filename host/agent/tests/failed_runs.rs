@@ -11,12 +11,12 @@ use serde_json::json;
 use verdict_agent::{AgentError, AgentEvent, RunOptions, SettledRun, ToolOutcome};
 use verdict_policy::{Effect, LoopPolicy};
 use verdict_providers::Usage;
-use verdict_providers::fake::{Fault, Reply, ScriptedCall, Turn};
+use verdict_providers::fake::{Fault, Reply, ScriptedCall, ScriptedTurn};
 
 /// A write that runs, then a model error.
-fn write_then_error() -> Vec<Turn> {
+fn write_then_error() -> Vec<ScriptedTurn> {
     vec![
-        Turn::reply(Reply {
+        ScriptedTurn::reply(Reply {
             tool_calls: vec![ScriptedCall {
                 id: Some("w1".into()),
                 name: "send_mail".into(),
@@ -29,7 +29,7 @@ fn write_then_error() -> Vec<Turn> {
             },
             ..Reply::default()
         }),
-        Turn::fault(Fault::Status {
+        ScriptedTurn::fault(Fault::Status {
             status: 400,
             message: "refused".into(),
             retry_after_secs: None,
@@ -98,7 +98,7 @@ async fn a_streamed_failure_keeps_what_settled() {
 
 #[tokio::test]
 async fn a_run_that_never_started_has_nothing_settled() {
-    let model = scripted(vec![Turn::text("unused")]);
+    let model = scripted(vec![ScriptedTurn::text("unused")]);
     let agent = agent_on(&model).build().unwrap();
     let bad = LoopPolicy {
         max_recovery_attempts: 5_000,

@@ -16,7 +16,7 @@ use verdict_policy::{
     LoopPolicy, ProgressChecker, StopReason, Verdict,
 };
 use verdict_providers::Model;
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
 /// A completion checker that asks a helper model whether the work is done:
 /// an async checker, the helper call made within the check's context.
@@ -61,10 +61,13 @@ fn judge(helper: HelperModel) -> Arc<dyn CompletionChecker> {
 async fn helper_budget_is_shared_across_checkers_and_exhausts() {
     let main = scripted(vec![
         calls(&[("r1", "read_notes", json!({}))]),
-        Turn::text("Draft."),
-        Turn::text("Final."),
+        ScriptedTurn::text("Draft."),
+        ScriptedTurn::text("Final."),
     ]);
-    let helper_model = scripted(vec![Turn::text("progress-1"), Turn::text("no")]);
+    let helper_model = scripted(vec![
+        ScriptedTurn::text("progress-1"),
+        ScriptedTurn::text("no"),
+    ]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     // One explicit budget of two calls shared by both checkers.
     let shared = CallBudget::new(2);
@@ -105,8 +108,8 @@ async fn helper_budget_is_shared_across_checkers_and_exhausts() {
 
 #[tokio::test]
 async fn the_loop_never_calls_a_helper_by_itself() {
-    let main = scripted(vec![Turn::text("Done.")]);
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let main = scripted(vec![ScriptedTurn::text("Done.")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(5));
     // The helper is configured but this checker does not consult it.
@@ -132,8 +135,8 @@ async fn the_loop_never_calls_a_helper_by_itself() {
 
 #[tokio::test]
 async fn a_helper_verdict_completes_within_budget() {
-    let main = scripted(vec![Turn::text("Done.")]);
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let main = scripted(vec![ScriptedTurn::text("Done.")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let budget = CallBudget::new(1);
     let policy = LoopPolicy::default();
@@ -157,7 +160,7 @@ async fn a_helper_verdict_completes_within_budget() {
 
 #[tokio::test]
 async fn a_spent_helper_budget_is_a_typed_error() {
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(0));
     let asked = helper.ask("anything", &CheckContext::new()).await;
@@ -167,7 +170,7 @@ async fn a_spent_helper_budget_is_a_typed_error() {
 
 #[test]
 fn outside_a_runtime_the_helper_refuses_instead_of_panicking() {
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(3));
     let asked = futures::executor::block_on(helper.ask("anything", &CheckContext::new()));
@@ -177,7 +180,7 @@ fn outside_a_runtime_the_helper_refuses_instead_of_panicking() {
 
 #[tokio::test]
 async fn a_cancelled_helper_call_ends() {
-    let helper_model = scripted(vec![Turn::text("yes")]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes")]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let cancel = CancelHandle::new();
     cancel.cancel();
@@ -195,7 +198,7 @@ async fn a_cancelled_helper_call_ends() {
 #[tokio::test]
 async fn a_helper_call_ends_at_the_checks_deadline() {
     // The helper model answers only after 10 s; the check's deadline is 50 ms.
-    let helper_model = scripted(vec![Turn::text("yes").delayed(10_000)]);
+    let helper_model = scripted(vec![ScriptedTurn::text("yes").delayed(10_000)]);
     let dyn_helper: Arc<dyn Model> = helper_model.clone();
     let helper = HelperModel::new(dyn_helper, "judge", CallBudget::new(3));
     let ctx = CheckContext::new().with_deadline(Instant::now() + Duration::from_millis(50));

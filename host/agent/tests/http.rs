@@ -13,15 +13,15 @@ use common::completion;
 use serde_json::json;
 use verdict_agent::{Agent, Checkers, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError};
 use verdict_policy::{Effect, LoopPolicy, StopReason, Verdict, WorkflowStatus};
-use verdict_providers::fake::{FakeProvider, Script, Turn};
+use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
 use verdict_providers::{Connector, Message, Protocol};
 
 fn story() -> Script {
     Script::new(vec![
-        Turn::text("A42 is ready."),
-        Turn::tool_call("r1", "read_artifact", json!({})),
-        Turn::tool_call("r2", "read_artifact", json!({})),
-        Turn::text("Verified: A42 is ready."),
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("r1", "read_artifact", json!({})),
+        ScriptedTurn::tool_call("r2", "read_artifact", json!({})),
+        ScriptedTurn::text("Verified: A42 is ready."),
     ])
 }
 

@@ -17,21 +17,21 @@ use verdict_agent::{
 use verdict_policy::{
     CheckerErrorKind, Effect, FailureKind, HostScope, LoopPolicy, StopReason, Verdict,
 };
-use verdict_providers::fake::{Fault, Script, ScriptedModel, Turn};
+use verdict_providers::fake::{Fault, Script, ScriptedModel, ScriptedTurn};
 use verdict_providers::{Message, Model, RetryPolicy};
 
 #[tokio::test]
 async fn call_budget_counts_every_attempt_including_retries() {
     let model = Arc::new(
         ScriptedModel::new(Script::new(vec![
-            Turn::fault(Fault::Status {
+            ScriptedTurn::fault(Fault::Status {
                 status: 500,
                 message: "overloaded".into(),
                 retry_after_secs: None,
             }),
-            Turn::tool_call("a", "step", json!({"n": 1})),
-            Turn::tool_call("b", "step", json!({"n": 2})),
-            Turn::text("done"),
+            ScriptedTurn::tool_call("a", "step", json!({"n": 1})),
+            ScriptedTurn::tool_call("b", "step", json!({"n": 2})),
+            ScriptedTurn::text("done"),
         ]))
         .with_retry(RetryPolicy {
             max_retries: 2,
@@ -66,8 +66,8 @@ async fn call_budget_counts_every_attempt_including_retries() {
 #[tokio::test]
 async fn cancellation_mid_tool_commits_the_result_and_marks_the_write_uncertain() {
     let model = scripted(vec![
-        Turn::tool_call("w", "deploy", json!({"env": "prod"})),
-        Turn::text("never"),
+        ScriptedTurn::tool_call("w", "deploy", json!({"env": "prod"})),
+        ScriptedTurn::text("never"),
     ]);
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
@@ -105,8 +105,8 @@ async fn cancellation_mid_tool_commits_the_result_and_marks_the_write_uncertain(
 #[tokio::test]
 async fn overlapping_runs_get_a_busy_error() {
     let model = scripted(vec![
-        Turn::tool_call("s", "slow", json!({})),
-        Turn::text("done"),
+        ScriptedTurn::tool_call("s", "slow", json!({})),
+        ScriptedTurn::text("done"),
     ]);
     let started = Arc::new(tokio::sync::Notify::new());
     let release = Arc::new(tokio::sync::Notify::new());
@@ -142,9 +142,9 @@ async fn overlapping_runs_get_a_busy_error() {
 #[tokio::test]
 async fn conversation_round_trips_through_json_without_installing_a_policy() {
     let model = scripted(vec![
-        Turn::tool_call("a", "lookup", json!({"q": 1})),
-        Turn::text("found"),
-        Turn::text("second answer"),
+        ScriptedTurn::tool_call("a", "lookup", json!({"q": 1})),
+        ScriptedTurn::text("found"),
+        ScriptedTurn::text("second answer"),
     ]);
     let (tool, _) = counting_tool("lookup", Effect::Read, json!({"v": 1}));
     let agent = agent_on(&model).tool(tool).build().unwrap();
@@ -152,7 +152,7 @@ async fn conversation_round_trips_through_json_without_installing_a_policy() {
     let saved = agent.save_conversation();
     assert!(!saved.contains("policy"));
 
-    let fresh_model = scripted(vec![Turn::text("second answer")]);
+    let fresh_model = scripted(vec![ScriptedTurn::text("second answer")]);
     let fresh = agent_on(&fresh_model).build().unwrap();
     fresh.load_conversation(&saved).unwrap();
     assert_eq!(fresh.conversation(), agent.conversation());
@@ -189,7 +189,7 @@ impl HostContext for ShiftingHost {
 
 #[tokio::test]
 async fn a_scope_change_during_the_check_restarts_it_under_the_new_scope() {
-    let model = scripted(vec![Turn::text("done")]);
+    let model = scripted(vec![ScriptedTurn::text("done")]);
     let checks = Arc::new(AtomicU64::new(0));
     let counted = checks.clone();
     let policy = LoopPolicy::default();
@@ -226,7 +226,7 @@ async fn a_scope_change_during_the_check_restarts_it_under_the_new_scope() {
 
 #[tokio::test]
 async fn a_task_generation_change_during_the_check_stops_with_state_changed() {
-    let model = scripted(vec![Turn::text("done")]);
+    let model = scripted(vec![ScriptedTurn::text("done")]);
     let host = Arc::new(ShiftingHost {
         reads: AtomicU64::new(1),
         generation: AtomicU64::new(0),
@@ -260,8 +260,8 @@ async fn a_task_generation_change_during_the_check_stops_with_state_changed() {
 #[tokio::test]
 async fn tool_deadline_on_a_write_is_an_uncertain_effect() {
     let model = scripted(vec![
-        Turn::tool_call("w", "upload", json!({})),
-        Turn::text("never"),
+        ScriptedTurn::tool_call("w", "upload", json!({})),
+        ScriptedTurn::text("never"),
     ]);
     let upload = Tool::new("upload", any_object(), |_, _| async {
         tokio::time::sleep(Duration::from_secs(30)).await;
@@ -294,7 +294,10 @@ async fn tool_deadline_on_a_write_is_an_uncertain_effect() {
 
 #[tokio::test]
 async fn run_direct_makes_one_call_outside_the_policy() {
-    let model = scripted(vec![Turn::text("managed"), Turn::text("direct")]);
+    let model = scripted(vec![
+        ScriptedTurn::text("managed"),
+        ScriptedTurn::text("direct"),
+    ]);
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(|_| {
         Ok(Verdict {
@@ -324,8 +327,8 @@ async fn run_direct_makes_one_call_outside_the_policy() {
 #[tokio::test]
 async fn the_conversation_cannot_be_replaced_during_an_execution() {
     let model = scripted(vec![
-        Turn::tool_call("s", "slow", json!({})),
-        Turn::text("done"),
+        ScriptedTurn::tool_call("s", "slow", json!({})),
+        ScriptedTurn::text("done"),
     ]);
     let started = Arc::new(tokio::sync::Notify::new());
     let release = Arc::new(tokio::sync::Notify::new());
@@ -366,8 +369,8 @@ async fn the_conversation_cannot_be_replaced_during_an_execution() {
 
 #[tokio::test]
 async fn an_empty_answer_is_retried_once_as_a_separate_budgeted_call() {
-    let empty = || Turn::reply(verdict_providers::fake::Reply::default());
-    let model = scripted(vec![empty(), Turn::text("hello")]);
+    let empty = || ScriptedTurn::reply(verdict_providers::fake::Reply::default());
+    let model = scripted(vec![empty(), ScriptedTurn::text("hello")]);
     let agent = agent_on(&model)
         .loop_policy(LoopPolicy::default())
         .build()
@@ -386,7 +389,7 @@ async fn an_empty_answer_is_retried_once_as_a_separate_budgeted_call() {
     assert_eq!(response.loop_diagnostics.unwrap().counters.iterations, 1);
 
     // The retry needs budget like any other attempt.
-    let model = scripted(vec![empty(), Turn::text("hello")]);
+    let model = scripted(vec![empty(), ScriptedTurn::text("hello")]);
     let agent = agent_on(&model).build().unwrap();
     let error = agent
         .run("hi", RunOptions::default().with_budget(CallBudget::new(1)))
@@ -395,7 +398,7 @@ async fn an_empty_answer_is_retried_once_as_a_separate_budgeted_call() {
     assert_eq!(error, AgentError::BudgetExhausted { max_calls: 1 });
 
     // A second empty answer is the final (empty) answer.
-    let model = scripted(vec![empty(), empty(), Turn::text("unused")]);
+    let model = scripted(vec![empty(), empty(), ScriptedTurn::text("unused")]);
     let agent = agent_on(&model).build().unwrap();
     let response = agent.run("hi", RunOptions::default()).await.unwrap();
     assert_eq!(response.status, RunStatus::Completed);
@@ -406,8 +409,8 @@ async fn an_empty_answer_is_retried_once_as_a_separate_budgeted_call() {
 #[tokio::test]
 async fn loop_diagnostics_describe_the_active_execution_while_it_runs() {
     let model = scripted(vec![
-        Turn::tool_call("a", "peek", json!({})),
-        Turn::text("done"),
+        ScriptedTurn::tool_call("a", "peek", json!({})),
+        ScriptedTurn::text("done"),
     ]);
     let slot: Arc<std::sync::OnceLock<verdict_agent::Agent>> = Arc::default();
     let seen = Arc::new(std::sync::Mutex::new(None));
@@ -446,7 +449,10 @@ async fn loop_diagnostics_describe_the_active_execution_while_it_runs() {
 #[tokio::test]
 async fn stream_direct_holds_the_lease_until_dropped_and_commits_nothing() {
     use futures::StreamExt;
-    let model = scripted(vec![Turn::text("streamed direct"), Turn::text("managed")]);
+    let model = scripted(vec![
+        ScriptedTurn::text("streamed direct"),
+        ScriptedTurn::text("managed"),
+    ]);
     let agent = agent_on(&model)
         .loop_policy(LoopPolicy::default())
         .build()
@@ -495,7 +501,7 @@ impl HostContext for TaskHost {
 
 #[tokio::test]
 async fn checkers_receive_the_hosts_task_state_snapshot() {
-    let model = scripted(vec![Turn::text("done")]);
+    let model = scripted(vec![ScriptedTurn::text("done")]);
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(|packet| {
         let ready = packet

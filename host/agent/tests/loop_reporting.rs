@@ -18,7 +18,7 @@ use verdict_agent::{
 use verdict_policy::{
     CheckPacket, CheckerError, CheckerErrorKind, Effect, HostScope, LoopPolicy, StopReason, Verdict,
 };
-use verdict_providers::fake::{Reply, ScriptedCall, Turn};
+use verdict_providers::fake::{Reply, ScriptedCall, ScriptedTurn};
 
 fn peek() -> Tool {
     Tool::new("peek", any_object(), |_, _| async { Ok(json!({"rev": 1})) })
@@ -27,8 +27,8 @@ fn peek() -> Tool {
 }
 
 /// A turn with text and one `peek` call.
-fn look(id: &str) -> Turn {
-    Turn::reply(Reply {
+fn look(id: &str) -> ScriptedTurn {
+    ScriptedTurn::reply(Reply {
         text: Some("Let me look.".into()),
         tool_calls: vec![ScriptedCall {
             id: Some(id.into()),
@@ -42,9 +42,9 @@ fn look(id: &str) -> Turn {
 #[tokio::test]
 async fn packets_carry_the_main_loop_iteration() {
     let model = scripted(vec![
-        Turn::text("Done."),
+        ScriptedTurn::text("Done."),
         look("p1"),
-        Turn::text("Done now."),
+        ScriptedTurn::text("Done now."),
     ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
@@ -71,7 +71,7 @@ async fn packets_carry_the_main_loop_iteration() {
 
 #[tokio::test]
 async fn the_progress_packet_has_no_output_text() {
-    let model = scripted(vec![look("p1"), Turn::text("Done.")]);
+    let model = scripted(vec![look("p1"), ScriptedTurn::text("Done.")]);
     let seen: Arc<Mutex<Vec<CheckPacket>>> = Arc::default();
     let log = seen.clone();
     let policy = LoopPolicy::default();
@@ -100,7 +100,7 @@ async fn the_progress_packet_has_no_output_text() {
 
 #[tokio::test]
 async fn iteration_complete_carries_the_diagnostics_of_a_managed_run() {
-    let model = scripted(vec![look("p1"), look("p2"), Turn::text("Done.")]);
+    let model = scripted(vec![look("p1"), look("p2"), ScriptedTurn::text("Done.")]);
     let agent = agent_on(&model)
         .tool(peek())
         .loop_policy(LoopPolicy::default())
@@ -140,7 +140,7 @@ async fn iteration_complete_carries_the_diagnostics_of_a_managed_run() {
     assert_eq!(iterations, [(1, 1, 1), (2, 2, 2)]);
 
     // Without a policy the event carries none.
-    let model = scripted(vec![look("p1"), Turn::text("Done.")]);
+    let model = scripted(vec![look("p1"), ScriptedTurn::text("Done.")]);
     let agent = agent_on(&model).tool(peek()).build().unwrap();
     let events: Vec<AgentEvent> = agent.stream("Go.", RunOptions::default()).collect().await;
     let unmanaged: Vec<bool> = events
@@ -157,7 +157,11 @@ async fn iteration_complete_carries_the_diagnostics_of_a_managed_run() {
 
 #[tokio::test]
 async fn loading_a_conversation_keeps_the_latest_diagnostics() {
-    let model = scripted(vec![look("p1"), Turn::text("Done."), Turn::text("Again.")]);
+    let model = scripted(vec![
+        look("p1"),
+        ScriptedTurn::text("Done."),
+        ScriptedTurn::text("Again."),
+    ]);
     let agent = agent_on(&model)
         .tool(peek())
         .loop_policy(LoopPolicy::default())
@@ -193,7 +197,7 @@ impl HostContext for RestlessHost {
 
 #[tokio::test]
 async fn a_check_restarts_at_most_four_times_under_a_changing_scope() {
-    let model = scripted(vec![Turn::text("Done.")]);
+    let model = scripted(vec![ScriptedTurn::text("Done.")]);
     let checks = Arc::new(AtomicU64::new(0));
     let counted = checks.clone();
     let policy = LoopPolicy::default();
@@ -239,7 +243,7 @@ async fn the_outcome_is_one_classification_of_how_a_run_ended() {
         ..LoopPolicy::default()
     };
     let checked = |complete: bool| {
-        let model = scripted(vec![Turn::text("Done.")]);
+        let model = scripted(vec![ScriptedTurn::text("Done.")]);
         agent_on(&model)
             .loop_policy(policy.clone())
             .completion_checker(completion(move |_| Ok(verdict(complete))))
@@ -257,7 +261,10 @@ async fn the_outcome_is_one_classification_of_how_a_run_ended() {
     );
 
     // Without a policy, or with one but no completion checker: unverified.
-    let model = scripted(vec![Turn::text("Done."), Turn::text("Done.")]);
+    let model = scripted(vec![
+        ScriptedTurn::text("Done."),
+        ScriptedTurn::text("Done."),
+    ]);
     let agent = agent_on(&model).build().unwrap();
     let plain = agent.run("Go.", RunOptions::default()).await.unwrap();
     assert_eq!(plain.outcome(), RunOutcome::AnswerReturned);

@@ -17,7 +17,7 @@ use verdict_agent::{
     AsyncSettler, Checkers, PendingResult, RunOptions, RunStatus, Tool, ToolError, ToolReturn,
 };
 use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, Phase, StopReason, Verdict};
-use verdict_providers::fake::{ScriptedModel, Turn};
+use verdict_providers::fake::{ScriptedModel, ScriptedTurn};
 use verdict_providers::{
     CallContext, EventStream, Model, ModelRequest, ModelResponse, ProviderError,
 };
@@ -49,8 +49,8 @@ fn needs(tool: &'static str) -> Checkers {
 async fn a_tool_induced_stop_after_a_failed_call_charges_one_attempt() {
     let model = scripted(vec![
         calls(&[("r1", "read_rows", json!({})), ("s1", "submit", json!({}))]),
-        Turn::tool_call("r2", "read_rows", json!({"again": true})),
-        Turn::text("Done."),
+        ScriptedTurn::tool_call("r2", "read_rows", json!({"again": true})),
+        ScriptedTurn::text("Done."),
     ]);
     let tries = Arc::new(AtomicUsize::new(0));
     let read = Tool::new("read_rows", any_object(), move |_, _| {
@@ -132,9 +132,9 @@ impl Model for SettlingModel {
 #[tokio::test]
 async fn an_async_failure_imported_right_before_a_check_charges_one_attempt() {
     let inner = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("The job is done."),
-        Turn::text("Still done."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("The job is done."),
+        ScriptedTurn::text("Still done."),
     ]);
     let settlers: Arc<Mutex<Vec<AsyncSettler>>> = Arc::default();
     let keep = settlers.clone();

@@ -15,7 +15,7 @@ use verdict_agent::{
 };
 use verdict_policy::{Effect, LoopPolicy, StopReason};
 use verdict_providers::Model;
-use verdict_providers::fake::{ScriptedModel, Turn};
+use verdict_providers::fake::{ScriptedModel, ScriptedTurn};
 
 /// A router sending execution n to `connectors[n % len]`; counts its calls.
 fn rotating(connectors: &'static [&'static str]) -> (Arc<dyn Router>, Arc<AtomicUsize>) {
@@ -50,9 +50,9 @@ fn builder(default: &Arc<ScriptedModel>) -> verdict_agent::AgentBuilder {
 async fn routing_is_chosen_once_across_a_recovery() {
     let default = scripted(vec![]);
     let fast = scripted(vec![
-        Turn::tool_call("r1", "read_notes", json!({})),
-        Turn::text(""),
-        Turn::text("Recovered and done."),
+        ScriptedTurn::tool_call("r1", "read_notes", json!({})),
+        ScriptedTurn::text(""),
+        ScriptedTurn::text("Recovered and done."),
     ]);
     let slow = scripted(vec![]);
     let (router, routed) = rotating(&["fast", "slow"]);
@@ -94,11 +94,11 @@ async fn routing_is_chosen_once_across_a_recovery() {
 async fn a_continuation_keeps_the_route_and_a_new_run_routes_again() {
     let default = scripted(vec![]);
     let a = scripted(vec![
-        Turn::tool_call("j1", "start_job", json!({})),
-        Turn::text("Started."),
-        Turn::text("Finished."),
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Started."),
+        ScriptedTurn::text("Finished."),
     ]);
-    let b = scripted(vec![Turn::text("Next task done.")]);
+    let b = scripted(vec![ScriptedTurn::text("Next task done.")]);
     let (router, routed) = rotating(&["a", "b"]);
     let settlers: Arc<Mutex<Vec<AsyncSettler>>> = Arc::default();
     let keep = settlers.clone();
@@ -146,10 +146,10 @@ async fn a_continuation_keeps_the_route_and_a_new_run_routes_again() {
 async fn an_uncertain_action_is_never_repeated_on_another_model() {
     let default = scripted(vec![]);
     let a = scripted(vec![
-        Turn::tool_call("w1", "charge", json!({})),
-        Turn::text("unreachable"),
+        ScriptedTurn::tool_call("w1", "charge", json!({})),
+        ScriptedTurn::text("unreachable"),
     ]);
-    let b = scripted(vec![Turn::tool_call("w2", "charge", json!({}))]);
+    let b = scripted(vec![ScriptedTurn::tool_call("w2", "charge", json!({}))]);
     let (router, routed) = rotating(&["a", "b"]);
     let charges = Arc::new(AtomicUsize::new(0));
     let count = charges.clone();
@@ -183,7 +183,7 @@ async fn an_uncertain_action_is_never_repeated_on_another_model() {
 
 #[tokio::test]
 async fn a_routing_failure_falls_back_and_stays_out_of_completion() {
-    let default = scripted(vec![Turn::text("Done on the default model.")]);
+    let default = scripted(vec![ScriptedTurn::text("Done on the default model.")]);
     let router: Arc<dyn Router> = Arc::new(RouterFn(|_: &verdict_agent::RouteRequest<'_>| {
         Ok(Route {
             connector: "missing".into(),

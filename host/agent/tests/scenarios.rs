@@ -22,7 +22,7 @@ use verdict_policy::{
     StopReason, Verdict, WorkflowStatus,
 };
 use verdict_providers::Message;
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
 const LABEL: &str = "[host feedback]";
 
@@ -32,10 +32,10 @@ const LABEL: &str = "[host feedback]";
 #[tokio::test]
 async fn feedback_agent_story_completes_after_two_recoveries() {
     let model = scripted(vec![
-        Turn::text("A42 is ready."),
-        Turn::tool_call("r1", "read_artifact", json!({})),
-        Turn::tool_call("r2", "read_artifact", json!({})),
-        Turn::text("Verified: A42 is ready."),
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("r1", "read_artifact", json!({})),
+        ScriptedTurn::tool_call("r2", "read_artifact", json!({})),
+        ScriptedTurn::text("Verified: A42 is ready."),
     ]);
     let verified = Arc::new(AtomicBool::new(false));
     let attempts = Arc::new(AtomicUsize::new(0));
@@ -124,10 +124,10 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
 #[tokio::test]
 async fn repeated_identical_read_gets_feedback_then_stops() {
     let model = scripted(vec![
-        Turn::tool_call("a", "status", json!({"job": 7})),
-        Turn::tool_call("b", "status", json!({"job": 7})),
-        Turn::tool_call("c", "status", json!({"job": 7})),
-        Turn::text("never reached"),
+        ScriptedTurn::tool_call("a", "status", json!({"job": 7})),
+        ScriptedTurn::tool_call("b", "status", json!({"job": 7})),
+        ScriptedTurn::tool_call("c", "status", json!({"job": 7})),
+        ScriptedTurn::text("never reached"),
     ]);
     let (tool, runs) = counting_tool("status", Effect::Read, json!({"state": "pending"}));
     let agent = agent_on(&model)
@@ -159,10 +159,10 @@ async fn repeated_identical_read_gets_feedback_then_stops() {
 #[tokio::test]
 async fn changed_read_argument_proceeds_after_feedback() {
     let model = scripted(vec![
-        Turn::tool_call("a", "status", json!({"job": 7})),
-        Turn::tool_call("b", "status", json!({"job": 7})),
-        Turn::tool_call("c", "status", json!({"job": 8})),
-        Turn::text("done"),
+        ScriptedTurn::tool_call("a", "status", json!({"job": 7})),
+        ScriptedTurn::tool_call("b", "status", json!({"job": 7})),
+        ScriptedTurn::tool_call("c", "status", json!({"job": 8})),
+        ScriptedTurn::text("done"),
     ]);
     let (tool, runs) = counting_tool("status", Effect::Read, json!({"state": "pending"}));
     let agent = agent_on(&model)
@@ -189,7 +189,7 @@ async fn duplicate_write_in_one_response_runs_once() {
             ("w1", "send", json!({"to": "x", "body": "hi"})),
             ("w2", "send", json!({"body": "hi", "to": "x"})),
         ]),
-        Turn::text("sent"),
+        ScriptedTurn::text("sent"),
     ]);
     let (tool, runs) = counting_tool("send", Effect::Write, json!({"sent": true}));
     let agent = agent_on(&model)
@@ -222,7 +222,7 @@ async fn duplicate_write_without_policy_runs_twice() {
             ("w1", "send", json!({"to": "x"})),
             ("w2", "send", json!({"to": "x"})),
         ]),
-        Turn::text("sent"),
+        ScriptedTurn::text("sent"),
     ]);
     let (tool, runs) = counting_tool("send", Effect::Write, json!({"sent": true}));
     let agent = agent_on(&model).tool(tool).build().unwrap();
@@ -234,8 +234,8 @@ async fn duplicate_write_without_policy_runs_twice() {
 #[tokio::test]
 async fn application_failure_data_is_a_successful_execution() {
     let model = scripted(vec![
-        Turn::tool_call("s", "submit", json!({"form": 1})),
-        Turn::text("submitted"),
+        ScriptedTurn::tool_call("s", "submit", json!({"form": 1})),
+        ScriptedTurn::text("submitted"),
     ]);
     let (tool, _) = counting_tool("submit", Effect::Write, json!({"success": false}));
     // With no recovery allowed, a counted failure would stop the run.
@@ -262,9 +262,9 @@ async fn application_failure_data_is_a_successful_execution() {
 #[tokio::test]
 async fn permission_denial_counts_toward_recovery_without_a_receipt() {
     let model = scripted(vec![
-        Turn::tool_call("d1", "delete", json!({"path": "a"})),
-        Turn::tool_call("d2", "delete", json!({"path": "b"})),
-        Turn::text("never reached"),
+        ScriptedTurn::tool_call("d1", "delete", json!({"path": "a"})),
+        ScriptedTurn::tool_call("d2", "delete", json!({"path": "b"})),
+        ScriptedTurn::text("never reached"),
     ]);
     let (tool, runs) = counting_tool("delete", Effect::Write, json!({}));
     let policy = LoopPolicy {
@@ -305,9 +305,9 @@ async fn permission_denial_counts_toward_recovery_without_a_receipt() {
 #[tokio::test]
 async fn recovery_exhausted_after_false_verdicts_needs_input() {
     let model = scripted(vec![
-        Turn::text("done"),
-        Turn::text("really done"),
-        Turn::text("truly done"),
+        ScriptedTurn::text("done"),
+        ScriptedTurn::text("really done"),
+        ScriptedTurn::text("truly done"),
     ]);
     let policy = LoopPolicy {
         max_recovery_attempts: 1,
@@ -342,10 +342,10 @@ async fn recovery_exhausted_after_false_verdicts_needs_input() {
 async fn iteration_bound_stops_without_an_extra_model_call() {
     for policy in [Some(LoopPolicy::default()), None] {
         let model = scripted(vec![
-            Turn::tool_call("a", "step", json!({"n": 1})),
-            Turn::tool_call("b", "step", json!({"n": 2})),
-            Turn::tool_call("c", "step", json!({"n": 3})),
-            Turn::text("wrap-up that must not be requested"),
+            ScriptedTurn::tool_call("a", "step", json!({"n": 1})),
+            ScriptedTurn::tool_call("b", "step", json!({"n": 2})),
+            ScriptedTurn::tool_call("c", "step", json!({"n": 3})),
+            ScriptedTurn::text("wrap-up that must not be requested"),
         ]);
         let (tool, runs) = counting_tool("step", Effect::Read, json!({"ok": true}));
         let mut builder = agent_on(&model).tool(tool).max_iterations(2);
@@ -373,7 +373,10 @@ async fn iteration_bound_stops_without_an_extra_model_call() {
 
 #[tokio::test]
 async fn checker_error_stops_sanitized_and_the_agent_serves_the_next_run() {
-    let model = scripted(vec![Turn::text("done"), Turn::text("done again")]);
+    let model = scripted(vec![
+        ScriptedTurn::text("done"),
+        ScriptedTurn::text("done again"),
+    ]);
     let calls_seen = Arc::new(AtomicUsize::new(0));
     let seen = calls_seen.clone();
     let policy = LoopPolicy::default();
@@ -409,7 +412,7 @@ async fn checker_error_stops_sanitized_and_the_agent_serves_the_next_run() {
 
 #[tokio::test]
 async fn checker_timeout_is_a_checker_error() {
-    let model = scripted(vec![Turn::text("done")]);
+    let model = scripted(vec![ScriptedTurn::text("done")]);
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(|_| {
         std::thread::sleep(Duration::from_millis(500));
@@ -439,10 +442,10 @@ async fn checker_timeout_is_a_checker_error() {
 #[tokio::test]
 async fn execution_failures_exhaust_recovery_with_their_reason() {
     let model = scripted(vec![
-        Turn::tool_call("a", "fetch", json!({"n": 1})),
-        Turn::tool_call("b", "fetch", json!({"n": 2})),
-        Turn::tool_call("c", "fetch", json!({"n": 3})),
-        Turn::text("never"),
+        ScriptedTurn::tool_call("a", "fetch", json!({"n": 1})),
+        ScriptedTurn::tool_call("b", "fetch", json!({"n": 2})),
+        ScriptedTurn::tool_call("c", "fetch", json!({"n": 3})),
+        ScriptedTurn::text("never"),
     ]);
     let fetch = Tool::new("fetch", any_object(), |_, _| async {
         Err::<serde_json::Value, _>(ToolError::new("upstream 503"))
@@ -470,10 +473,10 @@ async fn execution_failures_exhaust_recovery_with_their_reason() {
 async fn unchanged_progress_key_intervenes() {
     for allowed in [1, 0] {
         let model = scripted(vec![
-            Turn::tool_call("a", "step", json!({"n": 1})),
-            Turn::tool_call("b", "step", json!({"n": 2})),
-            Turn::tool_call("c", "step", json!({"n": 3})),
-            Turn::text("finished"),
+            ScriptedTurn::tool_call("a", "step", json!({"n": 1})),
+            ScriptedTurn::tool_call("b", "step", json!({"n": 2})),
+            ScriptedTurn::tool_call("c", "step", json!({"n": 3})),
+            ScriptedTurn::text("finished"),
         ]);
         let (tool, _) = counting_tool("step", Effect::Read, json!({"ok": true}));
         let samples = Arc::new(AtomicUsize::new(0));
@@ -533,7 +536,7 @@ async fn reaching_a_tracking_bound_stops_before_the_next_dispatch() {
             ("b", "lookup", json!({"q": 2})),
             ("c", "lookup", json!({"q": 3})),
         ]),
-        Turn::text("never"),
+        ScriptedTurn::text("never"),
     ]);
     let (tool, runs) = counting_tool("lookup", Effect::Read, json!({"hit": true}));
     let policy = LoopPolicy {
@@ -571,7 +574,7 @@ async fn reaching_a_tracking_bound_stops_before_the_next_dispatch() {
 fn agents_and_their_runs_can_cross_threads() {
     fn send_sync<T: Send + Sync>(_: &T) {}
     fn send<T: Send>(_: &T) {}
-    let model = scripted(vec![Turn::text("x")]);
+    let model = scripted(vec![ScriptedTurn::text("x")]);
     let agent = agent_on(&model).build().unwrap();
     send_sync(&agent);
     let run = agent.run("x", RunOptions::default());
@@ -589,7 +592,7 @@ async fn identical_reads_in_one_response_decide_as_one_at_a_time() {
             ("b", "status", json!({"job": 1})),
             ("c", "status", json!({"job": 1})),
         ]),
-        Turn::text("never"),
+        ScriptedTurn::text("never"),
     ]);
     let (tool, runs) = counting_tool("status", Effect::Read, json!({"state": "pending"}));
     let agent = agent_on(&model)

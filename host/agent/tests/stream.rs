@@ -17,14 +17,14 @@ use verdict_agent::{
 };
 use verdict_policy::{Effect, LoopPolicy, Verdict, WorkflowStatus};
 use verdict_providers::Message;
-use verdict_providers::fake::{ScriptedModel, Turn};
+use verdict_providers::fake::{ScriptedModel, ScriptedTurn};
 
 fn story_agent() -> (Agent, Arc<ScriptedModel>) {
     let model = scripted(vec![
-        Turn::text("A42 is ready."),
-        Turn::tool_call("r1", "read_artifact", json!({})),
-        Turn::tool_call("r2", "read_artifact", json!({})),
-        Turn::text("Verified: A42 is ready."),
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("r1", "read_artifact", json!({})),
+        ScriptedTurn::tool_call("r2", "read_artifact", json!({})),
+        ScriptedTurn::text("Verified: A42 is ready."),
     ]);
     let verified = Arc::new(AtomicBool::new(false));
     let tries = Arc::new(AtomicUsize::new(0));
@@ -118,10 +118,10 @@ async fn stream_takes_the_same_decisions_as_run_and_yields_typed_events() {
 #[tokio::test]
 async fn dropping_the_stream_ends_the_run_keeps_settled_results_and_frees_the_lease() {
     let model = scripted(vec![
-        Turn::tool_call("a", "quick", json!({})),
-        Turn::tool_call("b", "hang", json!({})),
-        Turn::text("never"),
-        Turn::text("after"),
+        ScriptedTurn::tool_call("a", "quick", json!({})),
+        ScriptedTurn::tool_call("b", "hang", json!({})),
+        ScriptedTurn::text("never"),
+        ScriptedTurn::text("after"),
     ]);
     let quick = Tool::new("quick", any_object(), |_, _| async {
         Ok::<_, ToolError>(json!({"ok": 1}))
@@ -180,8 +180,8 @@ async fn dropping_the_stream_ends_the_run_keeps_settled_results_and_frees_the_le
 #[tokio::test]
 async fn an_overlapping_stream_fails_with_busy() {
     let model = scripted(vec![
-        Turn::tool_call("h", "hang", json!({})),
-        Turn::text("x"),
+        ScriptedTurn::tool_call("h", "hang", json!({})),
+        ScriptedTurn::text("x"),
     ]);
     let hang = Tool::new("hang", any_object(), |_, ctx| async move {
         ctx.cancel.cancelled().await;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use verdict_agent::{AgentError, AgentEvent, CallBudget, Checkers, RunOptions, RunStatus};
 use verdict_policy::{LoopPolicy, Verdict};
 use verdict_providers::ToolChoice;
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
 fn schema() -> Value {
     json!({
@@ -27,8 +27,8 @@ fn schema() -> Value {
 #[tokio::test]
 async fn the_checker_sees_the_repaired_candidate() {
     let model = scripted(vec![
-        Turn::text("A42 is ready."),
-        Turn::text(r#"{"id":"A42"}"#),
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::text(r#"{"id":"A42"}"#),
     ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
@@ -75,7 +75,7 @@ async fn the_checker_sees_the_repaired_candidate() {
 
 #[tokio::test]
 async fn a_valid_answer_is_not_repaired() {
-    let model = scripted(vec![Turn::text(r#"{"id":"A1"}"#)]);
+    let model = scripted(vec![ScriptedTurn::text(r#"{"id":"A1"}"#)]);
     let agent = agent_on(&model).build().unwrap();
     let run = agent
         .run(
@@ -90,7 +90,10 @@ async fn a_valid_answer_is_not_repaired() {
 
 #[tokio::test]
 async fn only_one_repair_per_candidate() {
-    let model = scripted(vec![Turn::text("nope"), Turn::text("still nope")]);
+    let model = scripted(vec![
+        ScriptedTurn::text("nope"),
+        ScriptedTurn::text("still nope"),
+    ]);
     let agent = agent_on(&model).build().unwrap();
     let run = agent
         .run(
@@ -106,7 +109,10 @@ async fn only_one_repair_per_candidate() {
 
 #[tokio::test]
 async fn stream_does_not_repair() {
-    let model = scripted(vec![Turn::text("nope"), Turn::text(r#"{"id":"A1"}"#)]);
+    let model = scripted(vec![
+        ScriptedTurn::text("nope"),
+        ScriptedTurn::text(r#"{"id":"A1"}"#),
+    ]);
     let agent = agent_on(&model).build().unwrap();
     let events: Vec<AgentEvent> = tokio::time::timeout(
         Duration::from_secs(10),
@@ -132,7 +138,7 @@ async fn stream_does_not_repair() {
 
 #[tokio::test]
 async fn an_invalid_schema_is_refused_before_any_call() {
-    let model = scripted(vec![Turn::text("{}")]);
+    let model = scripted(vec![ScriptedTurn::text("{}")]);
     let agent = agent_on(&model).build().unwrap();
     let result = agent
         .run(
@@ -164,7 +170,7 @@ async fn formatting_after_a_tool_induced_stop_appends_a_separate_answer() {
             ("f1", "submit", json!({"id": "A42", "note": "x"})),
             ("f2", "submit", json!({"id": "B7"})),
         ]),
-        Turn::text(r#"{"id":"A42"}"#),
+        ScriptedTurn::text(r#"{"id":"A42"}"#),
     ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();

@@ -19,7 +19,7 @@ use verdict_agent::{
     ToolError, ToolReturn,
 };
 use verdict_policy::{Effect, LoopPolicy, Verdict};
-use verdict_providers::fake::{ScriptedModel, Turn};
+use verdict_providers::fake::{ScriptedModel, ScriptedTurn};
 use verdict_providers::{Message, ToolChoice};
 
 fn suspending_tool() -> Tool {
@@ -34,7 +34,7 @@ fn suspending_tool() -> Tool {
 }
 
 fn suspending_agent(
-    extra: Vec<Turn>,
+    extra: Vec<ScriptedTurn>,
 ) -> (
     Agent,
     Arc<ScriptedModel>,
@@ -71,7 +71,8 @@ fn suspending_agent(
 
 #[tokio::test]
 async fn suspension_checkpoints_and_wraps_up_without_a_check() {
-    let (agent, model, checks, sent) = suspending_agent(vec![Turn::text("Waiting for approval.")]);
+    let (agent, model, checks, sent) =
+        suspending_agent(vec![ScriptedTurn::text("Waiting for approval.")]);
     let budget = CallBudget::new(5);
     let run = agent
         .run(
@@ -108,7 +109,7 @@ async fn suspension_checkpoints_and_wraps_up_without_a_check() {
 
 #[tokio::test]
 async fn a_wrap_up_beyond_the_budget_is_refused_but_the_checkpoint_stays() {
-    let (agent, _, checks, _) = suspending_agent(vec![Turn::text("unreachable")]);
+    let (agent, _, checks, _) = suspending_agent(vec![ScriptedTurn::text("unreachable")]);
     let result = agent
         .run(
             "Send it.",
@@ -126,7 +127,7 @@ async fn a_wrap_up_beyond_the_budget_is_refused_but_the_checkpoint_stays() {
 
 #[tokio::test]
 async fn stream_suspends_the_same_way() {
-    let (agent, model, checks, _) = suspending_agent(vec![Turn::text("Waiting.")]);
+    let (agent, model, checks, _) = suspending_agent(vec![ScriptedTurn::text("Waiting.")]);
     let events: Vec<AgentEvent> = tokio::time::timeout(
         Duration::from_secs(10),
         agent.stream("Send it.", RunOptions::default()).collect(),

@@ -11,14 +11,14 @@ use common::{agent_on, any_object, completion, scripted};
 use serde_json::json;
 use verdict_agent::{Checkers, RunOptions, RunStatus, TaskStateStore, Tool};
 use verdict_policy::{Effect, LoopPolicy, StopReason, Verdict};
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
 #[tokio::test]
 async fn checker_sees_the_task_state_snapshot() {
     let model = scripted(vec![
-        Turn::text("Done."),
-        Turn::tool_call("s1", "record_step", json!({})),
-        Turn::text("Done now."),
+        ScriptedTurn::text("Done."),
+        ScriptedTurn::tool_call("s1", "record_step", json!({})),
+        ScriptedTurn::text("Done now."),
     ]);
     let store = TaskStateStore::new("task-9");
     let writer = store.clone();
@@ -66,7 +66,7 @@ async fn checker_sees_the_task_state_snapshot() {
 
 #[tokio::test]
 async fn same_revision_restore_during_a_check_stops_with_state_changed() {
-    let model = scripted(vec![Turn::text("Done.")]);
+    let model = scripted(vec![ScriptedTurn::text("Done.")]);
     let store = TaskStateStore::new("task-9");
     store.update(json!({"step": 1})).unwrap();
     let restorer = store.clone();
@@ -104,7 +104,7 @@ async fn without_a_restore_the_same_check_completes() {
     // The checker only reads (the spec forbids it to change task state);
     // the host updates the state while the check runs. A new revision is
     // not a restore: the verdict stands.
-    let model = scripted(vec![Turn::text("Done.")]);
+    let model = scripted(vec![ScriptedTurn::text("Done.")]);
     let store = TaskStateStore::new("task-9");
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();

@@ -15,13 +15,13 @@ use verdict_agent::{
     ToolOutcome,
 };
 use verdict_policy::{Effect, FailureKind, LoopPolicy, StopReason};
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 
 #[tokio::test]
 async fn schema_violation_is_an_argument_failure_and_never_runs() {
     let model = scripted(vec![
-        Turn::tool_call("a", "resize", json!({"width": "wide"})),
-        Turn::text("gave up"),
+        ScriptedTurn::tool_call("a", "resize", json!({"width": "wide"})),
+        ScriptedTurn::text("gave up"),
     ]);
     let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = runs.clone();
@@ -85,7 +85,7 @@ async fn modified_arguments_are_what_runs_and_what_the_policy_fingerprints() {
             ("w1", "post", json!({"text": "Hello"})),
             ("w2", "post", json!({"text": "hello  "})),
         ]),
-        Turn::text("posted"),
+        ScriptedTurn::text("posted"),
     ]);
     let received = Arc::new(Mutex::new(Vec::new()));
     let sink = received.clone();
@@ -129,8 +129,8 @@ async fn modified_arguments_are_what_runs_and_what_the_policy_fingerprints() {
 #[tokio::test]
 async fn a_hook_skip_never_starts_the_call_and_is_not_admitted() {
     let model = scripted(vec![
-        Turn::tool_call("x", "rm", json!({"path": "/"})),
-        Turn::text("ok"),
+        ScriptedTurn::tool_call("x", "rm", json!({"path": "/"})),
+        ScriptedTurn::text("ok"),
     ]);
     let (rm, runs) = counting_tool("rm", Effect::Write, json!({}));
     let hooks = Hooks::default().before_tool(Arc::new(|call| {
@@ -166,7 +166,7 @@ async fn ask_permission_consults_the_host_callback() {
             ("a", "pay", json!({"amount": 5})),
             ("b", "pay", json!({"amount": 500})),
         ]),
-        Turn::text("ok"),
+        ScriptedTurn::text("ok"),
     ]);
     let (pay, runs) = counting_tool("pay", Effect::Write, json!({"paid": true}));
     let asked = Arc::new(Mutex::new(Vec::new()));
@@ -209,7 +209,7 @@ async fn reads_in_one_response_run_concurrently_and_return_in_call_order() {
             ("r1", "probe", json!({"n": 1})),
             ("r2", "probe", json!({"n": 2})),
         ]),
-        Turn::text("done"),
+        ScriptedTurn::text("done"),
     ]);
     let barrier = Arc::new(tokio::sync::Barrier::new(2));
     let probe = Tool::new("probe", any_object(), move |args, _| {
@@ -251,7 +251,7 @@ async fn writes_in_one_response_run_one_at_a_time_in_order() {
             ("w2", "append", json!({"v": 2})),
             ("w3", "append", json!({"v": 3})),
         ]),
-        Turn::text("done"),
+        ScriptedTurn::text("done"),
     ]);
     let log = Arc::new(Mutex::new(Vec::new()));
     let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -279,8 +279,8 @@ async fn writes_in_one_response_run_one_at_a_time_in_order() {
 #[tokio::test]
 async fn a_panicking_write_has_an_unknown_outcome_and_stops_uncertain() {
     let model = scripted(vec![
-        Turn::tool_call("w", "flaky", json!({})),
-        Turn::text("never"),
+        ScriptedTurn::tool_call("w", "flaky", json!({})),
+        ScriptedTurn::text("never"),
     ]);
     let flaky = Tool::new("flaky", any_object(), |_, _| async {
         if std::hint::black_box(true) {
@@ -310,8 +310,8 @@ async fn a_panicking_write_has_an_unknown_outcome_and_stops_uncertain() {
 #[tokio::test]
 async fn an_unknown_tool_is_an_argument_failure() {
     let model = scripted(vec![
-        Turn::tool_call("u", "nope", json!({})),
-        Turn::text("ok"),
+        ScriptedTurn::tool_call("u", "nope", json!({})),
+        ScriptedTurn::text("ok"),
     ]);
     let agent = agent_on(&model)
         .loop_policy(LoopPolicy::default())

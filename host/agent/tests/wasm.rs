@@ -14,17 +14,17 @@ use verdict_agent::{Checkers, RunOptions, RunStatus, Tool, ToolError};
 use verdict_policy::{
     CheckerErrorKind, CompletionChecker, Effect, LoopPolicy, StopReason, WorkflowStatus,
 };
-use verdict_providers::fake::Turn;
+use verdict_providers::fake::ScriptedTurn;
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 use verdict_tests::{guests, load};
 
 #[tokio::test]
 async fn artifact_ready_verifier_completes_the_feedback_story() {
     let model = scripted(vec![
-        Turn::text("A42 is ready."),
-        Turn::tool_call("r1", "read_artifact", json!({})),
-        Turn::tool_call("r2", "read_artifact", json!({})),
-        Turn::text("Verified: A42 is ready."),
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("r1", "read_artifact", json!({})),
+        ScriptedTurn::tool_call("r2", "read_artifact", json!({})),
+        ScriptedTurn::text("Verified: A42 is ready."),
     ]);
     let store = Arc::new(MemoryStore::new());
     let tenant = Tenant::new("tenant-a", Limits::default(), store.clone());
@@ -80,7 +80,10 @@ async fn artifact_ready_verifier_completes_the_feedback_story() {
 
 #[tokio::test]
 async fn spinning_verifier_is_a_checker_error_and_the_agent_serves_the_next_run() {
-    let model = scripted(vec![Turn::text("done"), Turn::text("done again")]);
+    let model = scripted(vec![
+        ScriptedTurn::text("done"),
+        ScriptedTurn::text("done again"),
+    ]);
     // Fuel for far longer than the deadline: the deadline ends the spin.
     let limits = Limits {
         timeout_ms: 50,
@@ -115,7 +118,7 @@ async fn spinning_verifier_is_a_checker_error_and_the_agent_serves_the_next_run(
 
 #[tokio::test]
 async fn a_verifier_out_of_fuel_is_out_of_fuel_not_a_timeout() {
-    let model = scripted(vec![Turn::text("done")]);
+    let model = scripted(vec![ScriptedTurn::text("done")]);
     // A deadline far beyond what the fuel lasts: fuel ends the spin.
     let limits = Limits {
         timeout_ms: 60_000,

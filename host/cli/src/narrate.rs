@@ -214,9 +214,9 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use verdict_agent::{Agent, RunOptions};
-    use verdict_providers::fake::{Script, ScriptedModel, Turn};
+    use verdict_providers::fake::{Script, ScriptedModel, ScriptedTurn};
 
-    async fn narrate(turn: Turn, spinner: bool) -> (String, String) {
+    async fn narrate(turn: ScriptedTurn, spinner: bool) -> (String, String) {
         let model = ScriptedModel::new(Script::new(vec![turn]));
         let agent = Agent::builder()
             .model(Arc::new(model))
@@ -239,7 +239,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_slow_model_call_shows_a_progress_line_then_clears_it() {
-        let (text, notes) = narrate(Turn::text("hello").delayed(700), true).await;
+        let (text, notes) = narrate(ScriptedTurn::text("hello").delayed(700), true).await;
         assert_eq!(text, "hello\n");
         assert!(
             notes.contains("\r\x1b[2K# waiting for the model "),
@@ -253,7 +253,7 @@ mod tests {
 
     #[tokio::test]
     async fn no_progress_line_when_disabled() {
-        let (text, notes) = narrate(Turn::text("hello").delayed(300), false).await;
+        let (text, notes) = narrate(ScriptedTurn::text("hello").delayed(300), false).await;
         assert_eq!(text, "hello\n");
         assert_eq!(notes, "");
     }

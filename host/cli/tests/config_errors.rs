@@ -5,11 +5,11 @@
 mod support;
 
 use support::{Fake, Setup, base_config, verified};
-use verdict_providers::fake::{Script, Turn};
+use verdict_providers::fake::{Script, ScriptedTurn};
 
 /// Runs `verdict run` on `config` and checks the one-line error.
 fn rejected(config: &str, line: usize, field: &str, message: &str) {
-    let fake = Fake::start(Script::new(vec![Turn::text("should not be asked")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("should not be asked")]));
     let setup = Setup::new();
     std::fs::write(setup.path("corrupt.wasm"), b"\0asm\x0d\0\x01\0garbage").unwrap();
     let config = config.replace("BASE_URL", &fake.base_url());

@@ -14,7 +14,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::{Fake, Setup, base_config};
-use verdict_providers::fake::{Script, Turn};
+use verdict_providers::fake::{Script, ScriptedTurn};
 
 /// A sample verifier built with this crate (see build.rs).
 fn guest(name: &str) -> PathBuf {
@@ -100,9 +100,9 @@ impl Drop for Pty {
 #[test]
 fn console_session_through_a_pty() {
     let fake = Fake::start(Script::new(vec![
-        Turn::text("A42 is ready.").delayed(1500),
-        Turn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
-        Turn::text("Verified."),
+        ScriptedTurn::text("A42 is ready.").delayed(1500),
+        ScriptedTurn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
+        ScriptedTurn::text("Verified."),
     ]));
     let setup = Setup::new();
     std::fs::copy(guest("artifact_ready.wasm"), setup.path("verifier.wasm")).unwrap();
@@ -199,7 +199,7 @@ fn piped_console(config: &Path, cache: &Path, input: &str) -> String {
 
 #[test]
 fn context_loop_after_a_failed_task_does_not_say_running() {
-    let fake = Fake::start(Script::new(vec![Turn::fault(
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::fault(
         verdict_providers::fake::Fault::Status {
             status: 401,
             message: "bad key".into(),
@@ -230,7 +230,9 @@ fn context_loop_after_a_failed_task_does_not_say_running() {
 
 #[test]
 fn context_loop_after_a_cancelled_task_does_not_say_running() {
-    let fake = Fake::start(Script::new(vec![Turn::text("slow").delayed(20_000)]));
+    let fake = Fake::start(Script::new(vec![
+        ScriptedTurn::text("slow").delayed(20_000),
+    ]));
     let setup = Setup::new();
     let config = setup.write(
         "verdict.toml",

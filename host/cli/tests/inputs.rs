@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::io::Write;
 use std::process::Stdio;
 use support::{Fake, Running, Setup, base_config, verified};
-use verdict_providers::fake::{Fault, Reply, Script, Turn};
+use verdict_providers::fake::{Fault, Reply, Script, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 
@@ -27,14 +27,14 @@ fn run_json(setup: &Setup, config: &str) -> (Option<i32>, Value, String) {
 
 #[test]
 fn a_stream_cut_before_its_first_event_is_retried() {
-    let cut = Turn::fault(Fault::CutStream {
+    let cut = ScriptedTurn::fault(Fault::CutStream {
         after_frames: 0,
         reply: Reply {
             text: Some("lost".into()),
             ..Reply::default()
         },
     });
-    let fake = Fake::start(Script::new(vec![cut, Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![cut, ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let (code, value, err) = run_json(&setup, &base_config(&fake.base_url(), 6));
     assert_eq!(code, Some(4), "{value}\n{err}");
@@ -44,7 +44,7 @@ fn a_stream_cut_before_its_first_event_is_retried() {
 
 #[test]
 fn an_empty_or_blank_prompt_is_refused_before_any_model_call() {
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let config = setup.write("verdict.toml", &base_config(&fake.base_url(), 6));
     for prompt in ["", "   ", " \n\t "] {
@@ -64,7 +64,7 @@ fn an_empty_or_blank_prompt_is_refused_before_any_model_call() {
 
 #[test]
 fn an_invalid_utf8_console_line_is_refused_and_the_session_goes_on() {
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let config = setup.write("verdict.toml", &base_config(&fake.base_url(), 6));
     let saved = setup.path("conversation.json");
@@ -202,7 +202,7 @@ fn unreadable_roots_are_refused_up_front_as_denied_not_missing() {
         ("artifacts", "tenants.acme.artifact_root"),
     ] {
         for mode in [0o000, 0o300, 0o600] {
-            let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+            let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
             let setup = Setup::new();
             let config = two_roots(&setup, &fake);
             support::chmod(&setup.path(dir), mode);
@@ -225,7 +225,7 @@ fn unreadable_roots_are_refused_up_front_as_denied_not_missing() {
 
 #[test]
 fn an_unwritable_workspace_is_refused_when_write_artifact_is_offered() {
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let config = setup.write("verdict.toml", &base_config(&fake.base_url(), 6));
     support::chmod(&setup.path("workspace"), 0o555);
@@ -257,8 +257,8 @@ fn an_unwritable_workspace_is_refused_when_write_artifact_is_offered() {
 #[test]
 fn an_unreadable_artifact_is_reported_to_the_model_as_denied() {
     let fake = Fake::start(Script::new(vec![
-        Turn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
-        Turn::text("I could not read it."),
+        ScriptedTurn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
+        ScriptedTurn::text("I could not read it."),
     ]));
     let setup = Setup::new();
     let config = setup.write("verdict.toml", &base_config(&fake.base_url(), 6));
@@ -278,7 +278,7 @@ fn an_unreadable_artifact_is_reported_to_the_model_as_denied() {
 
 #[test]
 fn the_filesystem_root_and_system_directories_are_refused() {
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let depth = setup.dir.path().components().count();
     let up = vec![".."; depth + 2].join("/");

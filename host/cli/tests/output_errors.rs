@@ -9,7 +9,7 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use support::{Fake, Setup, base_config, verified};
-use verdict_providers::fake::{Script, Turn};
+use verdict_providers::fake::{Script, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 
@@ -37,7 +37,9 @@ struct Cases {
 impl Cases {
     fn new() -> Self {
         let fake = Fake::start(Script::new(
-            (0..20).map(|_| Turn::text("A42 is ready.")).collect(),
+            (0..20)
+                .map(|_| ScriptedTurn::text("A42 is ready."))
+                .collect(),
         ));
         let setup = Setup::new();
         setup.write("verdict.toml", &base_config(&fake.base_url(), 6));
@@ -194,8 +196,12 @@ fn a_closed_pipe_after_the_first_line_is_one_error_line_and_exit_7() {
 fn a_run_whose_reader_went_away_is_cancelled_and_says_what_was_lost() {
     // Streamed text: the closed pipe cancels the run (nobody reads it).
     let fake = Fake::start(Script::new(vec![
-        Turn::text("A42 is ready.").delayed(500),
-        Turn::text("never asked"),
+        ScriptedTurn::text("A42 is ready.").delayed(500),
+        // The loop runs ahead of the reader by the events already queued, so
+        // under load the next call may be sent before the failed write is
+        // seen; it is held long enough to be cancelled mid-call.
+        ScriptedTurn::text("cancelled before it is answered").delayed(10_000),
+        ScriptedTurn::text("never asked"),
     ]));
     let setup = Setup::new();
     let config = setup.write(
@@ -216,10 +222,14 @@ fn a_run_whose_reader_went_away_is_cancelled_and_says_what_was_lost() {
         "the summary still goes to stderr: {}",
         support::stderr(&output)
     );
-    assert_eq!(fake.requests(), 1, "no model call after the pipe closed");
+    assert!(
+        fake.requests() <= 2,
+        "no model call is started after the failed write: {}",
+        fake.requests()
+    );
 
     // `--json` to a full disk: the lost result is named on stderr.
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let config = setup.write("verdict.toml", &base_config(&fake.base_url(), 6));
     let mut command = support::command(

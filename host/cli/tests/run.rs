@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{Fake, Setup, base_config, verified};
-use verdict_providers::fake::{Fault, Script, Turn};
+use verdict_providers::fake::{Fault, Script, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 
@@ -25,9 +25,9 @@ fn run_json(setup: &Setup, config: &str, extra: &[&str]) -> (Option<i32>, Value,
 
 fn story() -> Script {
     Script::new(vec![
-        Turn::text("A42 is ready."),
-        Turn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
-        Turn::text("I read A42: it is ready."),
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
+        ScriptedTurn::text("I read A42: it is ready."),
     ])
 }
 
@@ -91,7 +91,7 @@ fn streamed_text_on_stdout_and_notices_on_stderr() {
 
 #[test]
 fn answer_without_a_policy_is_unverified_exit_4() {
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let (code, value, err) = run_json(&setup, &base_config(&fake.base_url(), 6), &[]);
     assert_eq!(code, Some(4), "{value}");
@@ -105,7 +105,7 @@ fn answer_without_a_policy_is_unverified_exit_4() {
 
 #[test]
 fn policy_without_a_verifier_is_unverified_exit_4() {
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let config = base_config(&fake.base_url(), 6) + "\n[loop_policy]\n";
     let (code, value, _) = run_json(&setup, &config, &[]);
@@ -137,12 +137,12 @@ fn recovery_exhausted_is_stopped_exit_5() {
 
 #[test]
 fn repeated_read_is_stopped_exit_5() {
-    let read = |id: &str| Turn::tool_call(id, "read_artifact", json!({"id": "A42"}));
+    let read = |id: &str| ScriptedTurn::tool_call(id, "read_artifact", json!({"id": "A42"}));
     let fake = Fake::start(Script::new(vec![
         read("r1"),
         read("r2"),
         read("r3"),
-        Turn::text("done"),
+        ScriptedTurn::text("done"),
     ]));
     let setup = Setup::new();
     let config = base_config(&fake.base_url(), 6) + &verified(2);
@@ -180,7 +180,7 @@ fn checker_out_of_fuel_stops_with_exit_3() {
 
 #[test]
 fn model_error_is_a_failed_run_exit_6() {
-    let fake = Fake::start(Script::new(vec![Turn::fault(Fault::Status {
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::fault(Fault::Status {
         status: 401,
         message: "bad key".into(),
         retry_after_secs: None,
@@ -201,7 +201,7 @@ fn model_error_is_a_failed_run_exit_6() {
 
 #[test]
 fn tenant_selection() {
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let config = base_config(&fake.base_url(), 6)
         + &verified(0)

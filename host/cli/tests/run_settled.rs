@@ -9,7 +9,7 @@ mod support;
 use serde_json::{Value, json};
 use support::{Fake, Setup, base_config, verified};
 use verdict_providers::Usage;
-use verdict_providers::fake::{Fault, Reply, Script, ScriptedCall, Turn};
+use verdict_providers::fake::{Fault, Reply, Script, ScriptedCall, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 
@@ -31,7 +31,7 @@ fn run(setup: &Setup, config: &str, json: bool) -> (Option<i32>, String, String)
 /// A read that runs, then a model error (401: not retried).
 fn read_then_model_error() -> Script {
     Script::new(vec![
-        Turn::reply(Reply {
+        ScriptedTurn::reply(Reply {
             tool_calls: vec![ScriptedCall {
                 id: Some("read-1".into()),
                 name: "read_artifact".into(),
@@ -44,7 +44,7 @@ fn read_then_model_error() -> Script {
             },
             ..Reply::default()
         }),
-        Turn::fault(Fault::Status {
+        ScriptedTurn::fault(Fault::Status {
             status: 401,
             message: "bad key".into(),
             retry_after_secs: None,
@@ -106,7 +106,7 @@ fn the_summary_after_a_model_error_reports_what_settled() {
 
 #[test]
 fn out_of_fuel_stays_distinct_from_timeout() {
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let setup = Setup::new();
     let config =
         base_config(&fake.base_url(), 6) + &verified(2) + "[tenants.acme.limits]\nfuel = 10\n";
@@ -117,7 +117,7 @@ fn out_of_fuel_stays_distinct_from_timeout() {
     assert_eq!(value["checkerError"], "out_of_fuel");
     assert_eq!(value["loop"]["checker_error"], "out_of_fuel");
 
-    let fake = Fake::start(Script::new(vec![Turn::text("A42 is ready.")]));
+    let fake = Fake::start(Script::new(vec![ScriptedTurn::text("A42 is ready.")]));
     let config =
         base_config(&fake.base_url(), 6) + &verified(2) + "[tenants.acme.limits]\nfuel = 10\n";
     let (code, _, err) = run(&setup, &config, false);

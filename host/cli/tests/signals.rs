@@ -11,15 +11,15 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::Stdio;
 use support::{Fake, Running, Setup, base_config, verified};
-use verdict_providers::fake::{Script, Turn};
+use verdict_providers::fake::{Script, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 
 /// A model whose first answer takes far longer than any test.
 fn slow() -> Script {
     Script::new(vec![
-        Turn::text("too late").delayed(120_000),
-        Turn::text("A42 is ready."),
+        ScriptedTurn::text("too late").delayed(120_000),
+        ScriptedTurn::text("A42 is ready."),
     ])
 }
 

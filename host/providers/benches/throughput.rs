@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use verdict_providers::fake::{FakeProvider, Reply, Script, Turn};
-use verdict_providers::sse::decode_sse_bytes;
+use verdict_providers::fake::{FakeProvider, Reply, Script, ScriptedTurn};
 use verdict_providers::{CallContext, Connector, Model, ModelRequest, ModelResponse, Protocol};
 
 fn samples_dir() -> PathBuf {
@@ -60,12 +59,7 @@ fn synthetic(p: Protocol) -> Vec<u8> {
         }],
         ..Reply::default()
     };
-    let crlf = p.stream_uses_crlf();
-    p.render_stream(&reply.to_response(0), "bench-model", 16)
-        .iter()
-        .map(|f| f.encode(crlf))
-        .collect::<String>()
-        .into_bytes()
+    verdict_providers::wire::render_stream_body(p, &reply.to_response(0), "bench-model", 16)
 }
 
 /// MB/s decoding `bodies` repeatedly for about `budget`.
@@ -79,7 +73,7 @@ fn parse_rate(p: Protocol, bodies: &[Vec<u8>], budget: Duration) -> (f64, usize)
     let mut events = 0usize;
     while start.elapsed() < budget {
         for body in bodies {
-            match decode_sse_bytes(body, p.stream_decoder()) {
+            match verdict_providers::wire::decode_stream(p, body) {
                 Ok(e) => events += e.len(),
                 Err(e) => eprintln!("{p:?}: {e}"),
             }
@@ -126,7 +120,7 @@ async fn one_call(
 /// Latencies of `n` sequential connector calls and of `n` raw reqwest posts
 /// of the same body to the same fake (the baseline without the connector).
 async fn overhead(p: Protocol, stream: bool, n: usize) -> (Vec<Duration>, Vec<Duration>) {
-    let reply = Turn::text("Sunny and 21 degrees in Paris, with a light breeze.");
+    let reply = ScriptedTurn::text("Sunny and 21 degrees in Paris, with a light breeze.");
     let fake = match FakeProvider::start(Script::new(vec![reply; 2 * n + 20])).await {
         Ok(f) => f,
         Err(e) => {
@@ -151,7 +145,7 @@ async fn overhead(p: Protocol, stream: bool, n: usize) -> (Vec<Duration>, Vec<Du
     }
     let client = reqwest::Client::new();
     let url = p.url(&fake.base_url(p), "bench-model", stream);
-    let body = p.encode_request(&request, stream).to_string();
+    let body = verdict_providers::wire::encode_request(p, &request, stream).to_string();
     let (name, value) = match p {
         Protocol::Anthropic => ("x-api-key", "k".to_owned()),
         Protocol::Gemini => ("x-goog-api-key", "k".to_owned()),

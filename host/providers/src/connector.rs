@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::errors::{ProviderError, TimeoutPhase};
 use crate::model::{CallContext, EventStream, Model, ModelRequest, ModelResponse};
-use crate::protocol::{Protocol, classify_error};
+use crate::protocols::{KeyHeader, Protocol, classify_error};
 use crate::retry::{RetryPolicy, retryable_before_first_event, with_retries};
 use crate::secret::{ApiKey, Credential};
 use crate::sse;
@@ -22,11 +22,12 @@ pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 /// Every wait of a call, bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// TCP/TLS connect. Default 10 s.
+    /// Opening a connection: DNS, TCP connect and TLS handshake
+    /// ([`TimeoutPhase::Connect`], retried). Default 10 s.
     pub connect: Duration,
-    /// From sending the request to the response headers. Default 600 s: a
-    /// non-streaming answer from a reasoning model sends its headers only
-    /// when the whole turn is generated.
+    /// From sending the request to the response headers, connecting
+    /// included. Default 600 s: a non-streaming answer from a reasoning
+    /// model sends its headers only when the whole turn is generated.
     pub first_byte: Duration,
     /// Between two chunks of a body. Default 120 s.
     pub idle: Duration,
@@ -155,7 +156,7 @@ impl Connector {
         };
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        for (name, value) in config.protocol.fixed_headers() {
+        for (name, value) in config.protocol.wire().fixed_headers() {
             headers.insert(*name, HeaderValue::from_static(value));
         }
         for (name, value) in &config.headers {
@@ -166,11 +167,9 @@ impl Connector {
             headers.insert(name, value);
         }
         if let Some(key) = key {
-            let (name, bearer) = config.protocol.auth_header();
-            let text = if bearer {
-                format!("Bearer {}", key.expose())
-            } else {
-                key.expose().to_owned()
+            let (name, text) = match config.protocol.wire().key_header() {
+                KeyHeader::Bearer => ("authorization", format!("Bearer {}", key.expose())),
+                KeyHeader::Plain(name) => (name, key.expose().to_owned()),
             };
             // The message must not echo the key.
             let mut value = HeaderValue::try_from(text)
@@ -220,7 +219,7 @@ impl Connector {
         stream: bool,
     ) -> Result<(String, Bytes), ProviderError> {
         let body = Bytes::from(
-            serde_json::to_vec(&self.protocol.encode_request(request, stream))
+            serde_json::to_vec(&self.protocol.wire().encode_request(request, stream))
                 .map_err(|e| config_error(format!("request body: {e}")))?,
         );
         Ok((
@@ -247,7 +246,8 @@ impl Connector {
             () = cancel.cancelled() => return Err(ProviderError::Cancelled),
             r = tokio::time::timeout(first_byte, send) => match r {
                 Err(_) => return Err(ProviderError::Timeout { phase: TimeoutPhase::FirstByte, after: first_byte }),
-                Ok(Err(e)) if e.is_timeout() => return Err(ProviderError::Timeout { phase: TimeoutPhase::FirstByte, after: self.timeouts.connect }),
+                // The client's only timeout is the connect timeout.
+                Ok(Err(e)) if e.is_timeout() => return Err(ProviderError::Timeout { phase: TimeoutPhase::Connect, after: self.timeouts.connect }),
                 Ok(Err(e)) => return Err(ProviderError::Transport { detail: e.to_string() }),
                 Ok(Ok(response)) => response,
             },
@@ -318,7 +318,7 @@ impl Connector {
                 phase: TimeoutPhase::Total,
                 after: total,
             })??;
-        let mut decoded = self.protocol.decode_response(&body)?;
+        let mut decoded = self.protocol.wire().decode_response(&body)?;
         decoded.attempts = attempts;
         Ok(decoded)
     }
@@ -340,7 +340,7 @@ impl Connector {
                     let response = self.attempt(url, body, &ctx.cancel).await?;
                     let mut events = sse::drive(
                         response.bytes_stream(),
-                        self.protocol.stream_decoder(),
+                        self.protocol.wire().stream_decoder(),
                         ctx.cancel.clone(),
                         self.timeouts.idle,
                         number,

@@ -6,8 +6,13 @@ use thiserror::Error;
 
 /// Which wait ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TimeoutPhase {
-    /// Connecting or waiting for the response headers.
+    /// Opening a connection: DNS, TCP connect and TLS handshake. Nothing was
+    /// sent, so it is retried like a refused connection.
+    Connect,
+    /// Waiting for the response headers after the request was sent (the
+    /// clock starts before connecting).
     FirstByte,
     /// Waiting for the next chunk of a streamed or buffered body.
     Idle,
@@ -18,6 +23,7 @@ pub enum TimeoutPhase {
 impl std::fmt::Display for TimeoutPhase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            Self::Connect => "connecting",
             Self::FirstByte => "waiting for the first byte",
             Self::Idle => "waiting for the next chunk",
             Self::Total => "for the whole call",
@@ -27,6 +33,7 @@ impl std::fmt::Display for TimeoutPhase {
 
 /// Why a model call failed.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum ProviderError {
     /// The credential is missing, wrong or not allowed (401/403).
     #[error("authentication failed (HTTP {status}): {message}")]
@@ -133,11 +140,18 @@ fn fmt_retry_after(retry_after: Option<Duration>) -> String {
 
 impl ProviderError {
     /// Whether a retry may succeed: rate limits, server errors, and
-    /// connection failures before any response.
+    /// connection failures before any response (a connect timeout among
+    /// them).
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Self::RateLimited { .. } | Self::Server { .. } | Self::Transport { .. }
+            Self::RateLimited { .. }
+                | Self::Server { .. }
+                | Self::Transport { .. }
+                | Self::Timeout {
+                    phase: TimeoutPhase::Connect,
+                    ..
+                }
         )
     }
 
@@ -167,18 +181,4 @@ impl ProviderError {
             _ => Self::BadRequest { status, message },
         }
     }
-}
-
-/// Why the fake provider could not start.
-#[derive(Debug, Error)]
-pub enum FakeServerError {
-    /// It only binds loopback addresses.
-    #[error("the fake provider binds loopback addresses only, not {0}")]
-    NotLoopback(std::net::SocketAddr),
-    /// Binding failed.
-    #[error("cannot bind the fake provider: {0}")]
-    Bind(#[source] std::io::Error),
-    /// The script file could not be read or parsed.
-    #[error("bad fake provider script: {0}")]
-    Script(String),
 }

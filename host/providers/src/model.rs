@@ -191,6 +191,7 @@ pub struct ModelResponse {
 /// Why the model stopped generating.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FinishReason {
     /// A natural end of the answer (`stop`, `end_turn`, `STOP`, `completed`).
     #[default]
@@ -228,6 +229,7 @@ pub struct Usage {
 
 /// One event of a streamed model call.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum StreamEvent {
     /// A piece of answer text, in order.
     TextDelta(String),

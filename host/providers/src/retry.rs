@@ -150,6 +150,7 @@ fn duration_from_secs(secs: f64) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::errors::TimeoutPhase;
     use reqwest::header::HeaderValue;
 
     fn server_error() -> ProviderError {
@@ -175,6 +176,27 @@ mod tests {
             matches!(d3, Some(d) if d >= Duration::from_millis(125) && d <= Duration::from_millis(250))
         );
         assert_eq!(policy.delay_for(4, &server_error()), None);
+    }
+
+    #[test]
+    fn a_connect_timeout_is_retried_and_a_slow_answer_is_not() {
+        let timeout = |phase| ProviderError::Timeout {
+            phase,
+            after: Duration::from_secs(1),
+        };
+        let policy = RetryPolicy::default();
+        assert!(
+            policy
+                .delay_for(1, &timeout(TimeoutPhase::Connect))
+                .is_some()
+        );
+        for phase in [
+            TimeoutPhase::FirstByte,
+            TimeoutPhase::Idle,
+            TimeoutPhase::Total,
+        ] {
+            assert_eq!(policy.delay_for(1, &timeout(phase)), None, "{phase}");
+        }
     }
 
     #[test]

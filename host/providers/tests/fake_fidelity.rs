@@ -8,7 +8,7 @@ mod common;
 
 use serde_json::Value;
 use verdict_providers::Protocol;
-use verdict_providers::fake::{FakeProvider, Script, Turn};
+use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
 
 /// One SSE event: its `event:` name (if any) and its `data:` payload.
 type Event = (Option<String>, String);
@@ -229,18 +229,18 @@ fn every_recorded_stream_has_the_shape_the_fake_renders_for_its_content() {
                     .iter()
                     .map(|(_, d)| format!("data: {d}\r\n\r\n"))
                     .collect();
-                verdict_providers::sse::decode_sse_bytes(body.as_bytes(), protocol.stream_decoder())
+                verdict_providers::wire::decode_stream(protocol, body.as_bytes())
             } else {
                 common::decode_stream(protocol, &name)
             };
             let content = content.unwrap_or_else(|e| panic!("{name}: {e}"));
             let response = common::completed(&content);
             for chunk in [1, 5, usize::MAX] {
-                let rendered: Vec<Event> = protocol
-                    .render_stream(response, "fake-model", chunk)
-                    .into_iter()
-                    .map(|f| (f.event, f.data))
-                    .collect();
+                let rendered: Vec<Event> =
+                    verdict_providers::wire::render_stream(protocol, response, "fake-model", chunk)
+                        .into_iter()
+                        .map(|f| (f.event, f.data))
+                        .collect();
                 let (fake, real) = (shape(protocol, &rendered), shape(protocol, &recorded));
                 if fake != real {
                     mismatches.push(format!(
@@ -257,7 +257,7 @@ fn every_recorded_stream_has_the_shape_the_fake_renders_for_its_content() {
 async fn the_gemini_fake_answers_on_v1_and_v1beta() {
     for version in ["v1", "v1beta"] {
         for stream in [false, true] {
-            let fake = FakeProvider::start(Script::new(vec![Turn::text("hello there")]))
+            let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::text("hello there")]))
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
             let base = format!("http://{}/{version}", fake.addr());

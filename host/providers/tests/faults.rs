@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::{call, connector};
 use futures::StreamExt;
 use serde_json::json;
-use verdict_providers::fake::{FakeProvider, Fault, Reply, Script, ScriptedCall, Turn};
+use verdict_providers::fake::{FakeProvider, Fault, Reply, Script, ScriptedCall, ScriptedTurn};
 use verdict_providers::{
     Attempt, AttemptRefusal, CallContext, Connector, ConnectorConfig, Credential, Model,
     ModelRequest, Protocol, ProviderError, RetryPolicy, StreamEvent, TimeoutPhase,
@@ -22,8 +22,8 @@ fn request() -> ModelRequest {
     ModelRequest::new("test-model", "hello")
 }
 
-fn status(status: u16, retry_after_secs: Option<u64>) -> Turn {
-    Turn::fault(Fault::Status {
+fn status(status: u16, retry_after_secs: Option<u64>) -> ScriptedTurn {
+    ScriptedTurn::fault(Fault::Status {
         status,
         message: format!("injected {status}"),
         retry_after_secs,
@@ -87,9 +87,12 @@ fn recording_ctx() -> (CallContext, Arc<Mutex<Vec<Attempt>>>) {
 async fn server_error_is_retried_and_each_attempt_reported() {
     for p in Protocol::ALL {
         for stream in [false, true] {
-            let fake = FakeProvider::start(Script::new(vec![status(500, None), Turn::text("ok")]))
-                .await
-                .unwrap();
+            let fake = FakeProvider::start(Script::new(vec![
+                status(500, None),
+                ScriptedTurn::text("ok"),
+            ]))
+            .await
+            .unwrap();
             let model = connector(&fake, p);
             let (ctx, seen) = recording_ctx();
             let response = if stream {
@@ -130,7 +133,7 @@ async fn retries_are_bounded() {
             status(503, None),
             status(502, None),
             status(500, None),
-            Turn::text("never reached"),
+            ScriptedTurn::text("never reached"),
         ]))
         .await
         .unwrap();
@@ -153,16 +156,22 @@ async fn retries_are_bounded() {
 async fn rate_limit_honours_retry_after_or_reports_it() {
     for p in Protocol::ALL {
         // A short retry-after is waited out and retried.
-        let fake = FakeProvider::start(Script::new(vec![status(429, Some(0)), Turn::text("ok")]))
-            .await
-            .unwrap();
+        let fake = FakeProvider::start(Script::new(vec![
+            status(429, Some(0)),
+            ScriptedTurn::text("ok"),
+        ]))
+        .await
+        .unwrap();
         let (r, _) = call(&connector(&fake, p), &request(), false).await.unwrap();
         assert_eq!(r.attempts, 2, "{p:?}");
 
         // One longer than the policy's max delay is handed to the caller.
-        let fake = FakeProvider::start(Script::new(vec![status(429, Some(60)), Turn::text("ok")]))
-            .await
-            .unwrap();
+        let fake = FakeProvider::start(Script::new(vec![
+            status(429, Some(60)),
+            ScriptedTurn::text("ok"),
+        ]))
+        .await
+        .unwrap();
         let result = call(&connector(&fake, p), &request(), true).await;
         match result {
             Err(ProviderError::RateLimited {
@@ -202,9 +211,10 @@ async fn auth_and_bad_request_are_not_retried() {
 #[tokio::test]
 async fn slow_first_byte_times_out() {
     for p in Protocol::ALL {
-        let fake = FakeProvider::start(Script::new(vec![Turn::text("late").delayed(3_000)]))
-            .await
-            .unwrap();
+        let fake =
+            FakeProvider::start(Script::new(vec![ScriptedTurn::text("late").delayed(3_000)]))
+                .await
+                .unwrap();
         let mut config = fake.connector_config(p);
         config.timeouts.first_byte = Duration::from_millis(200);
         let model = Connector::new(config).unwrap();
@@ -229,13 +239,14 @@ async fn slow_first_byte_times_out() {
 async fn a_stream_that_goes_quiet_times_out() {
     for p in Protocol::ALL {
         for stream in [false, true] {
-            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::StallStream {
-                after_frames: 1,
-                stall_ms: 3_000,
-                reply: tool_reply(),
-            })]))
-            .await
-            .unwrap();
+            let fake =
+                FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::StallStream {
+                    after_frames: 1,
+                    stall_ms: 3_000,
+                    reply: tool_reply(),
+                })]))
+                .await
+                .unwrap();
             let mut config = fake.connector_config(p);
             config.timeouts.idle = Duration::from_millis(200);
             let model = Connector::new(config).unwrap();
@@ -259,17 +270,22 @@ async fn a_stream_that_goes_quiet_times_out() {
 #[tokio::test]
 async fn cut_stream_is_truncated_and_yields_no_tool_call() {
     for p in Protocol::ALL {
-        let frames = p
-            .render_stream(&tool_reply().to_response(1), "test-model", 4)
-            .len();
+        let frames = verdict_providers::wire::render_stream(
+            p,
+            &tool_reply().to_response(1),
+            "test-model",
+            4,
+        )
+        .len();
         // Cut at every frame boundary but the last: never a tool call.
         for after_frames in 0..frames {
-            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::CutStream {
-                after_frames,
-                reply: tool_reply(),
-            })]))
-            .await
-            .unwrap();
+            let fake =
+                FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::CutStream {
+                    after_frames,
+                    reply: tool_reply(),
+                })]))
+                .await
+                .unwrap();
             let model = no_retries(&fake, p);
             let (events, err) = stream_until_error(&model, &CallContext::default()).await;
             assert!(
@@ -284,7 +300,7 @@ async fn cut_stream_is_truncated_and_yields_no_tool_call() {
             );
         }
         // The same fault on a non-streaming call: half a body.
-        let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::CutStream {
+        let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::CutStream {
             after_frames: 0,
             reply: tool_reply(),
         })]))
@@ -325,14 +341,22 @@ async fn a_stream_broken_before_its_first_event_is_retried() {
         ]
     };
     for p in Protocol::ALL {
-        let frames = p
-            .render_stream(&tool_reply().to_response(1), "test-model", 4)
-            .len();
+        let frames = verdict_providers::wire::render_stream(
+            p,
+            &tool_reply().to_response(1),
+            "test-model",
+            4,
+        )
+        .len();
         let (mut retried, mut kept) = (0, 0);
         for after_frames in 0..frames {
             for fault in faults(after_frames) {
-                let script =
-                    || Script::new(vec![Turn::fault(fault.clone()), Turn::text("recovered")]);
+                let script = || {
+                    Script::new(vec![
+                        ScriptedTurn::fault(fault.clone()),
+                        ScriptedTurn::text("recovered"),
+                    ])
+                };
                 // What the caller would see of the broken attempt alone.
                 let fake = FakeProvider::start(script()).await.unwrap();
                 let (seen, err) =
@@ -372,9 +396,10 @@ async fn a_stream_broken_before_its_first_event_is_retried() {
 async fn malformed_json_is_a_typed_error() {
     for p in Protocol::ALL {
         for stream in [false, true] {
-            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::MalformedJson)]))
-                .await
-                .unwrap();
+            let fake =
+                FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::MalformedJson)]))
+                    .await
+                    .unwrap();
             let err = call(&connector(&fake, p), &request(), stream)
                 .await
                 .unwrap_err();
@@ -395,13 +420,14 @@ async fn malformed_json_is_a_typed_error() {
 async fn error_event_mid_stream_is_classified() {
     for p in Protocol::ALL {
         for (code, check) in [(529u16, "server" as &str), (429, "rate"), (500, "server")] {
-            let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::ErrorEvent {
-                after_frames: 2,
-                status: code,
-                message: "Overloaded".into(),
-            })]))
-            .await
-            .unwrap();
+            let fake =
+                FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::ErrorEvent {
+                    after_frames: 2,
+                    status: code,
+                    message: "Overloaded".into(),
+                })]))
+                .await
+                .unwrap();
             let model = no_retries(&fake, p);
             let (events, err) = stream_until_error(&model, &CallContext::default()).await;
             let ok = match (check, &err) {
@@ -425,9 +451,10 @@ async fn error_event_mid_stream_is_classified() {
 #[tokio::test]
 async fn cancellation_ends_a_waiting_call() {
     for p in Protocol::ALL {
-        let fake = FakeProvider::start(Script::new(vec![Turn::text("late").delayed(5_000)]))
-            .await
-            .unwrap();
+        let fake =
+            FakeProvider::start(Script::new(vec![ScriptedTurn::text("late").delayed(5_000)]))
+                .await
+                .unwrap();
         let model = connector(&fake, p);
         let ctx = CallContext::default();
         let cancel = ctx.cancel.clone();
@@ -445,13 +472,14 @@ async fn cancellation_ends_a_waiting_call() {
 #[tokio::test]
 async fn cancellation_ends_a_stream_mid_way() {
     for p in Protocol::ALL {
-        let fake = FakeProvider::start(Script::new(vec![Turn::fault(Fault::StallStream {
-            after_frames: 2,
-            stall_ms: 5_000,
-            reply: tool_reply(),
-        })]))
-        .await
-        .unwrap();
+        let fake =
+            FakeProvider::start(Script::new(vec![ScriptedTurn::fault(Fault::StallStream {
+                after_frames: 2,
+                stall_ms: 5_000,
+                reply: tool_reply(),
+            })]))
+            .await
+            .unwrap();
         let model = connector(&fake, p);
         let ctx = CallContext::default();
         let cancel = ctx.cancel.clone();
@@ -474,9 +502,12 @@ fn calls_of_events(events: &[StreamEvent]) -> Vec<&StreamEvent> {
 
 #[tokio::test]
 async fn attempt_hook_can_refuse_a_retry() {
-    let fake = FakeProvider::start(Script::new(vec![status(500, None), Turn::text("ok")]))
-        .await
-        .unwrap();
+    let fake = FakeProvider::start(Script::new(vec![
+        status(500, None),
+        ScriptedTurn::text("ok"),
+    ]))
+    .await
+    .unwrap();
     let ctx = CallContext {
         on_attempt: Some(Arc::new(|a: &Attempt| {
             if a.number > 1 {
@@ -546,7 +577,7 @@ async fn missing_environment_key_is_reported_by_name() {
 fn gemini_retry_delay_in_the_body_is_read() {
     let body = json!({"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED",
         "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "17s"}]}});
-    let err = verdict_providers::protocol::classify_error(
+    let err = verdict_providers::wire::classify_error(
         429,
         &Default::default(),
         body.to_string().as_bytes(),
@@ -586,4 +617,70 @@ async fn connection_refused_is_a_retried_transport_error() {
         "{result:?}"
     );
     assert_eq!(seen.lock().unwrap().len(), 3);
+}
+
+/// A loopback listener that never completes another handshake: its accept
+/// queue (backlog 0) is filled by a connection it never accepts, so Linux
+/// drops every further SYN. Returns the address and the connections that
+/// must stay open for as long as it is used.
+#[cfg(target_os = "linux")]
+async fn listener_that_never_accepts() -> (
+    std::net::SocketAddr,
+    tokio::net::TcpListener,
+    Vec<tokio::net::TcpStream>,
+) {
+    let listener = tokio::net::TcpSocket::new_v4()
+        .and_then(|socket| {
+            socket.bind(([127, 0, 0, 1], 0).into())?;
+            socket.listen(0)
+        })
+        .unwrap_or_else(|e| panic!("listener: {e}"));
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("listener: {e}"));
+    // Fill the queue until one more handshake hangs (one connection with
+    // backlog 0 here; the loop does not rely on the kernel's exact count).
+    let mut queued = Vec::new();
+    loop {
+        assert!(queued.len() < 16, "the accept queue never filled up");
+        let probe = tokio::net::TcpStream::connect(addr);
+        match tokio::time::timeout(Duration::from_millis(300), probe).await {
+            Ok(Ok(stream)) => queued.push(stream),
+            Ok(Err(e)) => panic!("a full accept queue refused instead of dropping: {e}"),
+            Err(_) if queued.is_empty() => panic!("an empty accept queue did not connect"),
+            Err(_) => return (addr, listener, queued),
+        }
+    }
+}
+
+/// A handshake that never completes ends after the connect timeout, in the
+/// connect phase, and is retried (nothing was sent).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_handshake_that_never_completes_is_a_connect_timeout() {
+    let (addr, _listener, _queued) = listener_that_never_accepts().await;
+    let mut config = ConnectorConfig::new("unreachable", Protocol::OpenAiChat)
+        .with_base_url(format!("http://{addr}/v1"))
+        .with_credential(Credential::None)
+        .with_retry(RetryPolicy {
+            max_retries: 1,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(10),
+        });
+    config.timeouts.connect = Duration::from_millis(200);
+    let (ctx, seen) = recording_ctx();
+    let result = tokio::time::timeout(
+        BOUND,
+        Connector::new(config).unwrap().complete(&request(), &ctx),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        result,
+        Err(ProviderError::Timeout {
+            phase: TimeoutPhase::Connect,
+            after: Duration::from_millis(200),
+        })
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2, "one retry");
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::{call, connector};
 use serde_json::{Value, json};
-use verdict_providers::fake::{FakeProvider, Script, Turn};
+use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
 use verdict_providers::{
     Connector, Message, ModelRequest, OutputSchema, Protocol, ToolCall, ToolChoice, ToolDefinition,
     ToolResult,
@@ -204,9 +204,12 @@ fn model_for(p: Protocol) -> &'static str {
 #[tokio::test]
 async fn conversation_is_sent_as_each_provider_documents() {
     for p in Protocol::ALL {
-        let fake = FakeProvider::start(Script::new(vec![Turn::text("a"), Turn::text("b")]))
-            .await
-            .unwrap();
+        let fake = FakeProvider::start(Script::new(vec![
+            ScriptedTurn::text("a"),
+            ScriptedTurn::text("b"),
+        ]))
+        .await
+        .unwrap();
         let model =
             Connector::new(fake.connector_config(p).with_header("x-team", "verdict")).unwrap();
         let request = conversation(model_for(p));
@@ -294,13 +297,13 @@ async fn tool_choice_variants() {
         for (p, expected) in Protocol::ALL.into_iter().zip(wire) {
             let mut request = conversation(model_for(p));
             request.tool_choice = choice.clone();
-            let body = p.encode_request(&request, false);
+            let body = verdict_providers::wire::encode_request(p, &request, false);
             let actual = match p {
                 Protocol::Gemini => body["toolConfig"]["functionCallingConfig"].clone(),
                 _ => body["tool_choice"].clone(),
             };
             assert_eq!(actual, expected, "{p:?} {choice:?}");
-            let back = p.decode_request(&body, "m").unwrap();
+            let back = verdict_providers::wire::decode_request(p, &body, "m").unwrap();
             assert_eq!(back.tool_choice, choice, "{p:?}");
         }
     }
@@ -310,15 +313,15 @@ async fn tool_choice_variants() {
 fn no_tools_means_no_tool_fields_and_anthropic_gets_a_default_limit() {
     let request = ModelRequest::new("m", "hi");
     for p in Protocol::ALL {
-        let body = p.encode_request(&request, false);
+        let body = verdict_providers::wire::encode_request(p, &request, false);
         for key in ["tools", "tool_choice", "toolConfig", "stream"] {
             assert!(body.get(key).is_none(), "{p:?} sent {key}");
         }
     }
-    let body = Protocol::Anthropic.encode_request(&request, false);
+    let body = verdict_providers::wire::encode_request(Protocol::Anthropic, &request, false);
     assert_eq!(
         body["max_tokens"],
-        json!(verdict_providers::anthropic::DEFAULT_MAX_TOKENS)
+        json!(verdict_providers::wire::ANTHROPIC_DEFAULT_MAX_TOKENS)
     );
     assert_eq!(
         body["messages"],
@@ -328,10 +331,10 @@ fn no_tools_means_no_tool_fields_and_anthropic_gets_a_default_limit() {
 
 #[tokio::test]
 async fn gemini_echoes_thought_signatures_and_hides_synthetic_ids() {
-    let fake = FakeProvider::start(Script::new(vec![Turn::text("ok")]))
+    let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::text("ok")]))
         .await
         .unwrap();
-    let synthetic = format!("{}0", verdict_providers::gemini::SYNTHETIC_ID_PREFIX);
+    let synthetic = format!("{}0", verdict_providers::wire::GEMINI_SYNTHETIC_ID_PREFIX);
     let mut request = ModelRequest::new("gemini-test", "Where?");
     request.messages.push(Message::Assistant {
         text: None,

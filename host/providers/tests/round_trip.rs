@@ -5,7 +5,7 @@ mod common;
 
 use common::{call, calls_of, connector, expected_id, text_of, wire_id};
 use serde_json::json;
-use verdict_providers::fake::{FakeProvider, Matcher, Reply, Script, ScriptedCall, Turn};
+use verdict_providers::fake::{FakeProvider, Matcher, Reply, Script, ScriptedCall, ScriptedTurn};
 use verdict_providers::{
     FinishReason, Message, ModelRequest, Protocol, StreamEvent, ToolDefinition, ToolResult, Usage,
 };
@@ -35,7 +35,7 @@ async fn text_with_usage() {
             cached_input_tokens: 0,
             reasoning_tokens: 0,
         };
-        let fake = FakeProvider::start(Script::new(vec![Turn::reply(Reply {
+        let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::reply(Reply {
             text: Some("Sunny and 21 degrees in Paris.".into()),
             usage,
             ..Reply::default()
@@ -88,11 +88,11 @@ async fn single_and_parallel_tool_calls() {
             },
         ];
         let fake = FakeProvider::start(Script::new(vec![
-            Turn::reply(Reply {
+            ScriptedTurn::reply(Reply {
                 tool_calls: calls[..1].to_vec(),
                 ..Reply::default()
             }),
-            Turn::reply(Reply {
+            ScriptedTurn::reply(Reply {
                 text: Some("Checking both.".into()),
                 tool_calls: calls.clone(),
                 ..Reply::default()
@@ -144,8 +144,8 @@ async fn tool_results_are_sent_back() {
     for (p, stream) in modes() {
         let ctx = format!("{p:?} stream={stream}");
         let fake = FakeProvider::start(Script::new(vec![
-            Turn::tool_call("call_1", "get_weather", json!({"city": "Paris"})),
-            Turn::text("It is sunny.").when(Matcher::LastIsToolResult {
+            ScriptedTurn::tool_call("call_1", "get_weather", json!({"city": "Paris"})),
+            ScriptedTurn::text("It is sunny.").when(Matcher::LastIsToolResult {
                 call_id: wire_id(p, "call_1").into(),
             }),
         ]))
@@ -191,7 +191,7 @@ async fn arguments_split_into_one_character_events() {
         };
         // The fake really splits the arguments into one event per character
         // (Gemini sends whole calls, as the real API does).
-        let frames = p.render_stream(&reply.to_response(0), "m", 1);
+        let frames = verdict_providers::wire::render_stream(p, &reply.to_response(0), "m", 1);
         let fragments = frames
             .iter()
             .filter(|f| {
@@ -206,7 +206,7 @@ async fn arguments_split_into_one_character_events() {
                 "{p:?}: {fragments} frames"
             );
         }
-        let fake = FakeProvider::start(Script::new(vec![Turn::reply(reply)]))
+        let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::reply(reply)]))
             .await
             .unwrap();
         let (r, events) = call(&connector(&fake, p), &request(), true).await.unwrap();
@@ -271,7 +271,7 @@ async fn every_finish_reason_is_mapped() {
     for (p, cases) in table {
         for stream in [false, true] {
             for (scripted, expected) in &cases {
-                let fake = FakeProvider::start(Script::new(vec![Turn::reply(Reply {
+                let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::reply(Reply {
                     text: Some("partial".into()),
                     finish_reason: Some(scripted.clone()),
                     ..Reply::default()
@@ -287,7 +287,7 @@ async fn every_finish_reason_is_mapped() {
                 );
             }
             // Tool calls: every protocol reports them as ToolCalls.
-            let fake = FakeProvider::start(Script::new(vec![Turn::tool_call(
+            let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::tool_call(
                 "c",
                 "get_weather",
                 json!({}),
@@ -306,7 +306,7 @@ async fn every_finish_reason_is_mapped() {
 async fn tool_calls_cut_by_max_tokens_are_never_yielded() {
     for (p, stream) in modes() {
         let ctx = format!("{p:?} stream={stream}");
-        let fake = FakeProvider::start(Script::new(vec![Turn::reply(Reply {
+        let fake = FakeProvider::start(Script::new(vec![ScriptedTurn::reply(Reply {
             tool_calls: vec![ScriptedCall {
                 id: Some("call_cut".into()),
                 name: "delete_everything".into(),

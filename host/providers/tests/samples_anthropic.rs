@@ -4,15 +4,15 @@ mod common;
 
 use common::{calls_of, completed, decode_stream, sample, text_of};
 use serde_json::json;
-use verdict_providers::anthropic::decode_response;
-use verdict_providers::protocol::classify_error;
+use verdict_providers::wire::classify_error;
+use verdict_providers::wire::decode_response;
 use verdict_providers::{FinishReason, Protocol, ProviderError, StreamEvent};
 
 const P: Protocol = Protocol::Anthropic;
 
 #[test]
 fn nonstream_text() {
-    let r = decode_response(&sample("anthropic/nonstream-text.json")).unwrap();
+    let r = decode_response(P, &sample("anthropic/nonstream-text.json")).unwrap();
     assert_eq!(r.finish_reason, FinishReason::Stop);
     assert_eq!(
         r.text.as_deref(),
@@ -23,7 +23,7 @@ fn nonstream_text() {
 
 #[test]
 fn nonstream_tool_use() {
-    let r = decode_response(&sample("anthropic/nonstream-tool-use.json")).unwrap();
+    let r = decode_response(P, &sample("anthropic/nonstream-tool-use.json")).unwrap();
     assert_eq!(r.finish_reason, FinishReason::ToolCalls);
     assert_eq!(r.tool_calls[0].id, "toolu_013DU6hV4C1M8dJ32ybQFAFi");
     assert_eq!(
@@ -31,7 +31,7 @@ fn nonstream_tool_use() {
         json!({"location": "SF", "units": "c"})
     );
 
-    let r = decode_response(&sample("anthropic/nonstream-text-and-tool-use.json")).unwrap();
+    let r = decode_response(P, &sample("anthropic/nonstream-text-and-tool-use.json")).unwrap();
     assert!(
         r.text
             .as_deref()
@@ -43,7 +43,7 @@ fn nonstream_tool_use() {
 
 #[test]
 fn nonstream_parallel_tool_use() {
-    let r = decode_response(&sample("anthropic/nonstream-tool-use-parallel.json")).unwrap();
+    let r = decode_response(P, &sample("anthropic/nonstream-tool-use-parallel.json")).unwrap();
     let names: Vec<_> = r
         .tool_calls
         .iter()
@@ -157,7 +157,7 @@ fn error_bodies() {
 fn stream_without_message_stop_is_truncated() {
     let text = String::from_utf8(sample("anthropic/stream-tool-use.sse")).unwrap();
     let cut = &text[..text.find("event: message_stop").unwrap()];
-    let result = verdict_providers::sse::decode_sse_bytes(cut.as_bytes(), P.stream_decoder());
+    let result = verdict_providers::wire::decode_stream(P, cut.as_bytes());
     assert!(
         matches!(result, Err(ProviderError::TruncatedStream { .. })),
         "{result:?}"

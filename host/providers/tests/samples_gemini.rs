@@ -4,15 +4,14 @@ mod common;
 
 use common::{calls_of, completed, decode_stream, sample, text_of};
 use serde_json::json;
-use verdict_providers::gemini::{SYNTHETIC_ID_PREFIX, decode_response};
-use verdict_providers::protocol::classify_error;
+use verdict_providers::wire::{GEMINI_SYNTHETIC_ID_PREFIX, classify_error, decode_response};
 use verdict_providers::{FinishReason, Protocol, ProviderError};
 
 const P: Protocol = Protocol::Gemini;
 
 #[test]
 fn nonstream_text() {
-    let r = decode_response(&sample("gemini/nonstream-text.json")).unwrap();
+    let r = decode_response(P, &sample("gemini/nonstream-text.json")).unwrap();
     assert_eq!(r.text.as_deref(), Some("Hello! How can I help you today?"));
     assert_eq!(r.finish_reason, FinishReason::Stop);
     assert_eq!(r.usage.input_tokens, 9);
@@ -24,12 +23,12 @@ fn nonstream_text() {
 
 #[test]
 fn nonstream_function_call_keeps_its_thought_signature() {
-    let r = decode_response(&sample("gemini/nonstream-function-call.json")).unwrap();
+    let r = decode_response(P, &sample("gemini/nonstream-function-call.json")).unwrap();
     assert_eq!(r.finish_reason, FinishReason::ToolCalls);
     let call = &r.tool_calls[0];
     assert_eq!(call.name, "get_weather");
     assert_eq!(call.arguments, json!({"city": "Paris"}));
-    assert!(call.id.starts_with(SYNTHETIC_ID_PREFIX));
+    assert!(call.id.starts_with(GEMINI_SYNTHETIC_ID_PREFIX));
     assert!(
         call.signature
             .as_deref()
@@ -40,7 +39,7 @@ fn nonstream_function_call_keeps_its_thought_signature() {
 
 #[test]
 fn nonstream_parallel_function_calls_get_distinct_ids() {
-    let r = decode_response(&sample("gemini/nonstream-function-calls-parallel.json")).unwrap();
+    let r = decode_response(P, &sample("gemini/nonstream-function-calls-parallel.json")).unwrap();
     assert_eq!(r.tool_calls.len(), 3);
     assert!(r.tool_calls.iter().all(|c| c.name == "generate_topic"));
     let mut ids: Vec<_> = r.tool_calls.iter().map(|c| c.id.clone()).collect();
@@ -116,7 +115,7 @@ fn error_bodies() {
 fn stream_without_finish_reason_is_truncated() {
     let text = String::from_utf8(sample("gemini/stream-text.sse")).unwrap();
     let cut = &text[..text.rfind("data:").unwrap()];
-    let result = verdict_providers::sse::decode_sse_bytes(cut.as_bytes(), P.stream_decoder());
+    let result = verdict_providers::wire::decode_stream(P, cut.as_bytes());
     assert!(
         matches!(result, Err(ProviderError::TruncatedStream { .. })),
         "{result:?}"
@@ -136,8 +135,7 @@ fn vertex_partial_args_parallel_calls() {
         .filter(|l| !l.trim().is_empty())
         .map(|l| format!("data: {l}\r\n\r\n"))
         .collect();
-    let events =
-        verdict_providers::sse::decode_sse_bytes(body.as_bytes(), P.stream_decoder()).unwrap();
+    let events = verdict_providers::wire::decode_stream(P, body.as_bytes()).unwrap();
     let calls = calls_of(&events);
     assert_eq!(calls.len(), 2);
     assert!(calls.iter().all(|c| c.name == "getWeather"));
@@ -154,7 +152,7 @@ fn vertex_partial_args_parallel_calls() {
         .collect();
     let mut with_stop = open.clone();
     with_stop.push_str("data: {\"candidates\": [{\"content\": {\"role\": \"model\", \"parts\": []}, \"finishReason\": \"STOP\"}]}\r\n\r\n");
-    let result = verdict_providers::sse::decode_sse_bytes(with_stop.as_bytes(), P.stream_decoder());
+    let result = verdict_providers::wire::decode_stream(P, with_stop.as_bytes());
     assert!(
         matches!(result, Err(ProviderError::TruncatedStream { .. })),
         "{result:?}"

@@ -4,14 +4,14 @@ mod common;
 
 use common::{calls_of, completed, decode_stream, sample, text_of};
 use serde_json::json;
-use verdict_providers::openai_chat::decode_response;
+use verdict_providers::wire::decode_response;
 use verdict_providers::{FinishReason, Protocol, ProviderError, StreamEvent};
 
 const P: Protocol = Protocol::OpenAiChat;
 
 #[test]
 fn nonstream_text() {
-    let r = decode_response(&sample("openai-chat/nonstream-text.json")).unwrap();
+    let r = decode_response(P, &sample("openai-chat/nonstream-text.json")).unwrap();
     assert_eq!(
         r.id.as_deref(),
         Some("chatcmpl-ABfvaueLEMLNYbT8YzpJxsmiQ6HSY")
@@ -29,7 +29,7 @@ fn nonstream_text() {
 
 #[test]
 fn nonstream_single_tool_call() {
-    let r = decode_response(&sample("openai-chat/nonstream-tool-call.json")).unwrap();
+    let r = decode_response(P, &sample("openai-chat/nonstream-tool-call.json")).unwrap();
     assert_eq!(r.finish_reason, FinishReason::ToolCalls);
     assert_eq!(r.tool_calls.len(), 1);
     assert_eq!(r.tool_calls[0].name, "GetWeatherArgs");
@@ -39,7 +39,7 @@ fn nonstream_single_tool_call() {
 
 #[test]
 fn nonstream_parallel_tool_calls() {
-    let r = decode_response(&sample("openai-chat/nonstream-tool-calls-parallel.json")).unwrap();
+    let r = decode_response(P, &sample("openai-chat/nonstream-tool-calls-parallel.json")).unwrap();
     assert_eq!(r.finish_reason, FinishReason::ToolCalls);
     let names: Vec<_> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["GetWeatherArgs", "get_stock_price"]);
@@ -50,9 +50,10 @@ fn nonstream_parallel_tool_calls() {
     );
     assert_eq!((r.usage.input_tokens, r.usage.output_tokens), (149, 60));
 
-    let r2 = decode_response(&sample(
-        "openai-chat/nonstream-tool-calls-parallel-2025.json",
-    ))
+    let r2 = decode_response(
+        P,
+        &sample("openai-chat/nonstream-tool-calls-parallel-2025.json"),
+    )
     .unwrap();
     assert_eq!(r2.tool_calls.len(), 2);
     assert_eq!(r2.finish_reason, FinishReason::ToolCalls);
@@ -60,7 +61,7 @@ fn nonstream_parallel_tool_calls() {
 
 #[test]
 fn nonstream_length_is_max_tokens() {
-    let r = decode_response(&sample("openai-chat/nonstream-finish-length.json")).unwrap();
+    let r = decode_response(P, &sample("openai-chat/nonstream-finish-length.json")).unwrap();
     assert_eq!(r.finish_reason, FinishReason::MaxTokens);
     assert_eq!(r.text.as_deref(), Some("{\""));
     assert_eq!(r.usage.output_tokens, 1);
@@ -185,7 +186,7 @@ fn error_bodies_keep_the_provider_message() {
     ] {
         let body = sample(file);
         let status = if file.contains("404") { 404 } else { 400 };
-        let err = verdict_providers::protocol::classify_error(status, &Default::default(), &body);
+        let err = verdict_providers::wire::classify_error(status, &Default::default(), &body);
         match err {
             ProviderError::BadRequest { status: s, message } => {
                 assert_eq!(s, status);
@@ -200,7 +201,7 @@ fn error_bodies_keep_the_provider_message() {
 fn cut_sample_is_truncated_not_a_success() {
     let body = sample("openai-chat/stream-tool-call.sse");
     let cut = &body[..body.len() * 2 / 3];
-    let result = verdict_providers::sse::decode_sse_bytes(cut, P.stream_decoder());
+    let result = verdict_providers::wire::decode_stream(P, cut);
     assert!(
         matches!(result, Err(ProviderError::TruncatedStream { .. })),
         "{result:?}"

@@ -4,15 +4,15 @@ mod common;
 
 use common::{calls_of, completed, decode_stream, sample, text_of};
 use serde_json::json;
-use verdict_providers::openai_responses::decode_response;
-use verdict_providers::protocol::classify_error;
+use verdict_providers::wire::classify_error;
+use verdict_providers::wire::decode_response;
 use verdict_providers::{FinishReason, Protocol, ProviderError};
 
 const P: Protocol = Protocol::OpenAiResponses;
 
 #[test]
 fn nonstream_text() {
-    let r = decode_response(&sample("openai-responses/nonstream-text.json")).unwrap();
+    let r = decode_response(P, &sample("openai-responses/nonstream-text.json")).unwrap();
     assert_eq!(r.finish_reason, FinishReason::Stop);
     assert!(
         r.text
@@ -26,7 +26,7 @@ fn nonstream_text() {
 
 #[test]
 fn nonstream_function_call_after_reasoning_item() {
-    let r = decode_response(&sample("openai-responses/nonstream-function-call.json")).unwrap();
+    let r = decode_response(P, &sample("openai-responses/nonstream-function-call.json")).unwrap();
     assert_eq!(r.finish_reason, FinishReason::ToolCalls);
     assert_eq!(r.tool_calls.len(), 1);
     assert_eq!(r.tool_calls[0].id, "call_E4xGYcmG4CvUzTabsGjXo6ba");
@@ -38,9 +38,10 @@ fn nonstream_function_call_after_reasoning_item() {
 
 #[test]
 fn nonstream_parallel_function_calls() {
-    let r = decode_response(&sample(
-        "openai-responses/nonstream-function-calls-parallel.json",
-    ))
+    let r = decode_response(
+        P,
+        &sample("openai-responses/nonstream-function-calls-parallel.json"),
+    )
     .unwrap();
     let ids: Vec<_> = r.tool_calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(
@@ -131,7 +132,7 @@ fn stream_without_completed_event_is_truncated() {
     let body = sample("openai-responses/stream-function-call.sse");
     let text = String::from_utf8(body).unwrap();
     let cut = &text[..text.find("event: response.completed").unwrap()];
-    let result = verdict_providers::sse::decode_sse_bytes(cut.as_bytes(), P.stream_decoder());
+    let result = verdict_providers::wire::decode_stream(P, cut.as_bytes());
     assert!(
         matches!(result, Err(ProviderError::TruncatedStream { .. })),
         "{result:?}"

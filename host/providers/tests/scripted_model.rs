@@ -8,7 +8,8 @@ use std::time::Duration;
 use common::{call, calls_of, connector, expected_id, text_of, wire_id};
 use serde_json::json;
 use verdict_providers::fake::{
-    Conversation, FakeProvider, Fault, Matcher, Reply, Script, ScriptedCall, ScriptedModel, Turn,
+    Conversation, FakeProvider, Fault, Matcher, Reply, Script, ScriptedCall, ScriptedModel,
+    ScriptedTurn,
 };
 use verdict_providers::{
     FinishReason, Message, ModelRequest, ModelResponse, Protocol, ProviderError, RetryPolicy,
@@ -23,7 +24,7 @@ fn script() -> Script {
 /// carries (none on Gemini's).
 fn script_for(p: Protocol) -> Script {
     Script::new(vec![
-        Turn::reply(Reply {
+        ScriptedTurn::reply(Reply {
             text: Some("Looking it up.".into()),
             tool_calls: vec![ScriptedCall {
                 id: Some("call_a".into()),
@@ -37,7 +38,7 @@ fn script_for(p: Protocol) -> Script {
             },
             ..Reply::default()
         }),
-        Turn::text("A42 is ready.").when(Matcher::LastIsToolResult {
+        ScriptedTurn::text("A42 is ready.").when(Matcher::LastIsToolResult {
             call_id: wire_id(p, "call_a").into(),
         }),
     ])
@@ -132,11 +133,11 @@ async fn conversations_are_told_apart_by_their_first_user_message() {
         conversations: vec![
             Conversation {
                 first_user_contains: Some("alpha".into()),
-                turns: vec![Turn::text("for alpha")],
+                turns: vec![ScriptedTurn::text("for alpha")],
             },
             Conversation {
                 first_user_contains: Some("beta".into()),
-                turns: vec![Turn::text("for beta")],
+                turns: vec![ScriptedTurn::text("for beta")],
             },
         ],
     };
@@ -155,13 +156,13 @@ async fn conversations_are_told_apart_by_their_first_user_message() {
 #[tokio::test]
 async fn faults_in_process() {
     let scripted = ScriptedModel::new(Script::new(vec![
-        Turn::fault(Fault::Status {
+        ScriptedTurn::fault(Fault::Status {
             status: 503,
             message: "busy".into(),
             retry_after_secs: None,
         }),
-        Turn::text("recovered"),
-        Turn::fault(Fault::CutStream {
+        ScriptedTurn::text("recovered"),
+        ScriptedTurn::fault(Fault::CutStream {
             after_frames: 2,
             reply: Reply {
                 text: Some("abcdefghijkl".into()),
@@ -173,7 +174,7 @@ async fn faults_in_process() {
                 ..Reply::default()
             },
         }),
-        Turn::reply(Reply {
+        ScriptedTurn::reply(Reply {
             tool_calls: vec![ScriptedCall {
                 id: None,
                 name: "x".into(),
@@ -205,7 +206,7 @@ async fn faults_in_process() {
 #[tokio::test]
 async fn a_stream_cut_before_its_first_event_is_retried_in_process() {
     let cut = |after_frames| {
-        Turn::fault(Fault::CutStream {
+        ScriptedTurn::fault(Fault::CutStream {
             after_frames,
             reply: Reply {
                 text: Some("abcdefghijkl".into()),
@@ -213,12 +214,16 @@ async fn a_stream_cut_before_its_first_event_is_retried_in_process() {
             },
         })
     };
-    let scripted = ScriptedModel::new(Script::new(vec![cut(0), Turn::text("recovered"), cut(1)]))
-        .with_retry(RetryPolicy {
-            max_retries: 1,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(10),
-        });
+    let scripted = ScriptedModel::new(Script::new(vec![
+        cut(0),
+        ScriptedTurn::text("recovered"),
+        cut(1),
+    ]))
+    .with_retry(RetryPolicy {
+        max_retries: 1,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(10),
+    });
     let (r, _) = call(&scripted, &request_of(), true).await.unwrap();
     assert_eq!((r.text.as_deref(), r.attempts), (Some("recovered"), 2));
     // After an event the cut reaches the caller.

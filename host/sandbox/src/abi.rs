@@ -18,7 +18,7 @@
 //! its semver promise: the workspace pins wasmtime 48.0.x, and the layout
 //! assumptions are asserted against wasmtime's own in the tests below.
 
-use crate::bindings::wit;
+use crate::bindings::v0_1::wit;
 use crate::error::TrapKind;
 use crate::state::{CallState, Phase};
 use std::any::Any;

@@ -3,6 +3,9 @@
 
 use serde::Serialize;
 
+use crate::bindings::{ApiVersion, PACKAGE};
+use crate::error::LoadError;
+
 /// What a byte string is, by its 8-byte header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -25,12 +28,6 @@ pub enum Role {
     Progress,
 }
 
-/// The interface names that give each role (package version 0.1.x).
-const ROLE_EXPORTS: &[(&str, Role)] = &[
-    ("verdict:verifier/completion@0.1.", Role::Completion),
-    ("verdict:verifier/progress@0.1.", Role::Progress),
-];
-
 /// Classifies bytes by the WebAssembly header: magic `\0asm`, then version
 /// `01 00 00 00` for core modules or `0d 00 01 00` for components.
 pub fn kind(bytes: &[u8]) -> WasmKind {
@@ -41,14 +38,27 @@ pub fn kind(bytes: &[u8]) -> WasmKind {
     }
 }
 
+/// The `verdict:verifier` interfaces that give each role (in every version).
+const ROLE_EXPORTS: &[(&str, Role)] = &[
+    ("completion", Role::Completion),
+    ("progress", Role::Progress),
+];
+
+/// The role and WIT version an export name gives, if any.
+fn role_of(name: &str) -> Option<(Role, ApiVersion)> {
+    let (api, interface) = ApiVersion::of_interface(name)?;
+    ROLE_EXPORTS
+        .iter()
+        .find(|(exported, _)| *exported == interface)
+        .map(|(_, role)| (*role, api))
+}
+
 /// The roles implied by a component's export names.
 pub(crate) fn roles<'a>(exports: impl IntoIterator<Item = &'a str>) -> Vec<Role> {
     let mut roles = Vec::new();
-    for name in exports {
-        for (prefix, role) in ROLE_EXPORTS {
-            if name.starts_with(prefix) && !roles.contains(role) {
-                roles.push(*role);
-            }
+    for (role, _) in exports.into_iter().filter_map(role_of) {
+        if !roles.contains(&role) {
+            roles.push(role);
         }
     }
     roles
@@ -59,9 +69,93 @@ pub(crate) fn role_export<'a>(
     exports: impl IntoIterator<Item = &'a str>,
     role: Role,
 ) -> Option<&'a str> {
-    exports.into_iter().find(|name| {
-        ROLE_EXPORTS
-            .iter()
-            .any(|(prefix, r)| *r == role && name.starts_with(prefix))
-    })
+    exports
+        .into_iter()
+        .find(|name| role_of(name).is_some_and(|(r, _)| r == role))
+}
+
+/// The WIT version a component's verifier exports were built against:
+/// `None` without any; an error when they mix versions, or when they are
+/// only of versions this host does not serve (a verifier newer than it).
+pub(crate) fn api_version<'a>(
+    exports: impl IntoIterator<Item = &'a str>,
+) -> Result<Option<ApiVersion>, LoadError> {
+    let mut found: Option<(ApiVersion, &str)> = None;
+    let mut unserved = None;
+    for name in exports {
+        let Some((_, api)) = role_of(name) else {
+            let ours = name
+                .strip_prefix(PACKAGE)
+                .is_some_and(|rest| rest.starts_with('/'));
+            if ours && ApiVersion::of_interface(name).is_none() && unserved.is_none() {
+                unserved = Some(name);
+            }
+            continue;
+        };
+        match found {
+            Some((first, first_name)) if first != api => {
+                return Err(LoadError::Link(format!(
+                    "`{first_name}` and `{name}` are from different versions of {PACKAGE}"
+                )));
+            }
+            Some(_) => {}
+            None => found = Some((api, name)),
+        }
+    }
+    match (found, unserved) {
+        (None, Some(name)) => {
+            let served: Vec<&str> = ApiVersion::ALL
+                .iter()
+                .map(|api| api.major_minor())
+                .collect();
+            Err(LoadError::Link(format!(
+                "`{name}` is of a version of {PACKAGE} this host does not serve (it serves {})",
+                served.join(", ")
+            )))
+        }
+        (found, _) => Ok(found.map(|(api, _)| api)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_and_the_version_come_from_the_exports() {
+        let exports = [
+            "verdict:verifier/progress@0.1.2",
+            "wasi:cli/run@0.2.0",
+            "verdict:verifier/completion@0.1.0",
+        ];
+        assert_eq!(roles(exports), [Role::Progress, Role::Completion]);
+        assert_eq!(
+            role_export(exports, Role::Completion),
+            Some("verdict:verifier/completion@0.1.0")
+        );
+        assert_eq!(api_version(exports), Ok(Some(ApiVersion::V0_1)));
+        assert_eq!(api_version(["wasi:cli/run@0.2.0"]), Ok(None));
+    }
+
+    #[test]
+    fn a_verifier_of_an_unserved_version_is_named() {
+        let newer = ["verdict:verifier/completion@0.2.0"];
+        assert!(roles(newer).is_empty());
+        let Err(LoadError::Link(message)) = api_version(newer) else {
+            panic!("refused");
+        };
+        assert!(
+            message.contains("verdict:verifier/completion@0.2.0"),
+            "{message}"
+        );
+        assert!(message.contains("serves 0.1"), "{message}");
+        // Beside a served export, a newer one is not a role.
+        let both = [
+            "verdict:verifier/completion@0.1.0",
+            "verdict:verifier/progress@0.2.0",
+        ];
+        assert_eq!(api_version(both), Ok(Some(ApiVersion::V0_1)));
+        // A served version without a role export has none.
+        assert_eq!(api_version(["verdict:verifier/types@0.1.0"]), Ok(None));
+    }
 }

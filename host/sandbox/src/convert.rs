@@ -1,7 +1,7 @@
 //! Conversions between the policy's packet/verdict types and the WIT records.
 
 use crate::abi::{GuestText, GuestVerdict};
-use crate::bindings::wit;
+use crate::bindings::v0_1::wit;
 use crate::error::CheckError;
 use verdict_policy::{
     CheckPacket, Effect, FailureKind, Observation, OutcomeStatus, Verdict, VerdictError,

@@ -5,12 +5,16 @@
 //! discarded; stderr into a bounded tail buffer). Anything else is refused at
 //! load, naming the import, before the component is ever instantiated.
 
+use crate::bindings::in_series;
 use crate::error::LoadError;
 
-/// Allowed imports as (`namespace:package/interface`, accepted major.minor).
-/// Patch versions float: a guest built against `wasi:io/streams@0.2.9` links
-/// against the host's 0.2.x implementation.
-pub(crate) const ALLOWED_IMPORTS: &[(&str, &str)] = &[
+/// The imports a verifier may have, as (`namespace:package/interface`,
+/// accepted `major.minor`); everything else is refused at load. Patch
+/// versions float: a guest built against `wasi:io/streams@0.2.9` links
+/// against the host's 0.2.x implementation. The `verdict:verifier` entries
+/// are one pair per WIT version the host serves. Every entry is linked
+/// (`tests/contract.rs` instantiates a component importing each).
+pub const ALLOWED_IMPORTS: &[(&str, &str)] = &[
     ("verdict:verifier/types", "0.1"),
     ("verdict:verifier/artifacts", "0.1"),
     ("wasi:io/error", "0.2"),
@@ -38,13 +42,9 @@ pub(crate) fn is_allowed(name: &str) -> bool {
     let Some((interface, version)) = name.split_once('@') else {
         return false;
     };
-    ALLOWED_IMPORTS.iter().any(|(allowed, major_minor)| {
-        *allowed == interface
-            && (version == *major_minor
-                || version
-                    .strip_prefix(major_minor)
-                    .is_some_and(|rest| rest.starts_with('.')))
-    })
+    ALLOWED_IMPORTS
+        .iter()
+        .any(|(allowed, major_minor)| *allowed == interface && in_series(version, major_minor))
 }
 
 /// Refuses the first import not on the allowlist.
@@ -62,6 +62,17 @@ pub(crate) fn check_imports<'a>(names: impl IntoIterator<Item = &'a str>) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bindings::ApiVersion;
+
+    #[test]
+    fn every_served_wit_version_has_its_imports_allowed() {
+        for api in ApiVersion::ALL {
+            for interface in ["types", "artifacts"] {
+                let name = format!("verdict:verifier/{interface}@{}.0", api.major_minor());
+                assert!(is_allowed(&name), "{name}");
+            }
+        }
+    }
 
     #[test]
     fn allows_our_interfaces_and_the_wasi_subset() {

@@ -15,6 +15,12 @@
 //! checker roles.
 //!
 //! Every public item has one path: the crate root.
+//!
+//! The contract is the `verdict:verifier` WIT package, one frozen folder per
+//! released version (`wit/verdict-verifier@0.1.0/`) with its own host
+//! bindings; a component's version is read from the interfaces it exports
+//! and it is prepared and called through that version's bindings. It may
+//! import only [`ALLOWED_IMPORTS`], every one of them linked.
 
 mod abi;
 mod artifacts;
@@ -51,6 +57,7 @@ pub use clock::CLOCK_RESOLUTION;
 pub use component::{Role, WasmKind};
 pub use error::{CheckError, LoadError, TrapKind};
 pub use host::{HostConfig, LoadSource, VerifierHost, read_component};
+pub use imports::ALLOWED_IMPORTS;
 pub use inspect::Inspection;
 pub use limits::{Limits, LoadLimits};
 pub use tenant::Tenant;

@@ -1,11 +1,12 @@
-//! The linker every verifier is prepared against: our `artifacts` interface
-//! and exactly the WASI subset named in [`crate::imports`].
+//! The linker every verifier is prepared against: the `verdict:verifier`
+//! imports of every WIT version the host serves ([`crate::bindings`]) and
+//! exactly the WASI subset named in [`crate::imports`].
 
-use crate::bindings::Checker;
+use crate::bindings::ApiVersion;
 use crate::clock::VirtualClocks;
 use crate::state::CallState;
 use wasmtime::Engine;
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 use wasmtime_wasi::cli::{WasiCli, WasiCliView};
 use wasmtime_wasi::p2::bindings::{cli, clocks, random};
 use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
@@ -19,7 +20,9 @@ use wasmtime_wasi_io::bindings::wasi::io;
 /// call's virtual clocks ([`crate::clock`]).
 pub(crate) fn build(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut l = Linker::<CallState>::new(engine);
-    Checker::add_to_linker::<CallState, HasSelf<CallState>>(&mut l, |s| s)?;
+    for api in ApiVersion::ALL {
+        api.add_to_linker(&mut l)?;
+    }
 
     io::error::add_to_linker::<CallState, HasIo>(&mut l, CallState::io_table)?;
     io::poll::add_to_linker::<CallState, HasIo>(&mut l, CallState::io_table)?;
@@ -54,4 +57,78 @@ struct HasIo;
 
 impl wasmtime::component::HasData for HasIo {
     type Data<'a> = &'a mut wasmtime::component::ResourceTable;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::imports::is_allowed;
+    use wasmtime::component::Component;
+
+    const RESOURCE: &str = "(type (sub resource))";
+
+    /// Interfaces wasmtime-wasi implements for WASI 0.2, each with one item
+    /// it really exports (a resource or a function of a plain type): an
+    /// import of the item links exactly when the linker defines the
+    /// interface. (An empty instance import would link either way.)
+    const CANDIDATES: &[(&str, &str, &str)] = &[
+        ("wasi:io/error@0.2.0", "error", RESOURCE),
+        ("wasi:io/poll@0.2.0", "pollable", RESOURCE),
+        ("wasi:io/streams@0.2.6", "input-stream", RESOURCE),
+        (
+            "wasi:clocks/monotonic-clock@0.2.0",
+            "now",
+            "(func (result u64))",
+        ),
+        (
+            "wasi:random/random@0.2.0",
+            "get-random-u64",
+            "(func (result u64))",
+        ),
+        (
+            "wasi:random/insecure@0.2.0",
+            "get-insecure-random-u64",
+            "(func (result u64))",
+        ),
+        (
+            "wasi:cli/environment@0.2.0",
+            "get-arguments",
+            "(func (result (list string)))",
+        ),
+        ("wasi:cli/terminal-input@0.2.0", "terminal-input", RESOURCE),
+        (
+            "wasi:cli/terminal-output@0.2.0",
+            "terminal-output",
+            RESOURCE,
+        ),
+        ("wasi:filesystem/types@0.2.0", "descriptor", RESOURCE),
+        ("wasi:sockets/network@0.2.0", "network", RESOURCE),
+        ("wasi:sockets/tcp@0.2.0", "tcp-socket", RESOURCE),
+        ("wasi:sockets/udp@0.2.0", "udp-socket", RESOURCE),
+        (
+            "wasi:sockets/ip-name-lookup@0.2.0",
+            "resolve-address-stream",
+            RESOURCE,
+        ),
+        ("wasi:http/types@0.2.0", "fields", RESOURCE),
+    ];
+
+    /// The linker and the import allowlist are two gates that must agree:
+    /// what is not allowed (files, sockets, HTTP) is not linked either.
+    /// (That every allowed interface links with real functions is shown in
+    /// `tests/contract.rs`.)
+    #[test]
+    fn links_exactly_the_allowlisted_interfaces() {
+        let engine = Engine::default();
+        let linker = build(&engine).unwrap();
+        for (name, item, ty) in CANDIDATES {
+            let text =
+                format!(r#"(component (import "{name}" (instance (export "{item}" {ty}))))"#);
+            let component = Component::new(&engine, wat::parse_str(&text).unwrap()).unwrap();
+            let linked = linker.instantiate_pre(&component).is_ok();
+            assert_eq!(linked, is_allowed(name), "{name}");
+        }
+        let refused = CANDIDATES.iter().filter(|(name, ..)| !is_allowed(name));
+        assert_eq!(refused.count(), 6);
+    }
 }

@@ -1,8 +1,8 @@
 //! Per-call store state: the deny-all WASI context, the limiter, and the
-//! tenant-scoped, bounded implementation of the `artifacts` import.
+//! tenant-scoped, bounded implementation of the `artifacts` import (each
+//! WIT version's bindings adapt it to their types).
 
-use crate::artifacts::{ArtifactError, ArtifactStore};
-use crate::bindings::artifacts;
+use crate::artifacts::{ArtifactData, ArtifactError, ArtifactStore};
 use crate::clock::{CallClock, ClockView};
 use crate::limiter::CallLimiter;
 use crate::limits::Limits;
@@ -117,64 +117,46 @@ impl CallState {
 
     /// Host imports are not interrupted by epochs, so each one checks the
     /// deadline itself, then charges one operation against the call's budget.
-    fn begin_op(&mut self) -> wasmtime::Result<Result<(), artifacts::ArtifactError>> {
+    fn begin_op(&mut self) -> wasmtime::Result<Result<(), ArtifactError>> {
         if self.should_interrupt() {
             return Err(wasmtime::Trap::Interrupt.into());
         }
         if self.artifact_ops >= self.limits.artifact_reads_per_call {
-            return Ok(Err(artifacts::ArtifactError::LimitReached));
+            return Ok(Err(ArtifactError::LimitReached));
         }
         self.artifact_ops += 1;
         Ok(Ok(()))
     }
-}
 
-fn to_wit(err: ArtifactError) -> artifacts::ArtifactError {
-    match err {
-        ArtifactError::NotFound => artifacts::ArtifactError::NotFound,
-        ArtifactError::Denied => artifacts::ArtifactError::Denied,
-        ArtifactError::TooLarge(size) => artifacts::ArtifactError::TooLarge(size),
-        ArtifactError::LimitReached => artifacts::ArtifactError::LimitReached,
-    }
-}
-
-impl artifacts::Host for CallState {
-    fn read(
+    /// The `artifacts.read` import, for every WIT version's bindings: one
+    /// bounded operation in the tenant's scope. A refusal is a value; only
+    /// the deadline or cancellation stop the call (a trap).
+    pub(crate) fn read_artifact(
         &mut self,
-        id: String,
-    ) -> wasmtime::Result<Result<artifacts::Artifact, artifacts::ArtifactError>> {
+        id: &str,
+    ) -> wasmtime::Result<Result<ArtifactData, ArtifactError>> {
         if let Err(refused) = self.begin_op()? {
             return Ok(Err(refused));
         }
-        Ok(
-            match self.store.read(&id, self.limits.artifact_bytes_per_read) {
-                Ok(data) => {
-                    self.artifact_bytes += data.size;
-                    Ok(artifacts::Artifact {
-                        id: data.id,
-                        revision: data.revision,
-                        size: data.size,
-                        bytes: data.bytes,
-                    })
-                }
-                Err(err) => Err(to_wit(err)),
-            },
-        )
+        let read = self.store.read(id, self.limits.artifact_bytes_per_read);
+        if let Ok(data) = &read {
+            self.artifact_bytes += data.size;
+        }
+        Ok(read)
     }
 
-    fn list(
+    /// The `artifacts.list` import, bounded like [`CallState::read_artifact`].
+    pub(crate) fn list_artifacts(
         &mut self,
-        prefix: String,
-    ) -> wasmtime::Result<Result<Vec<String>, artifacts::ArtifactError>> {
+        prefix: &str,
+    ) -> wasmtime::Result<Result<Vec<String>, ArtifactError>> {
         if let Err(refused) = self.begin_op()? {
             return Ok(Err(refused));
         }
         let max = self.limits.list_max_entries as usize;
-        Ok(self.store.list(&prefix, max).map_err(to_wit))
+        Ok(self.store.list(prefix, max))
     }
 }
-
-impl crate::bindings::wit::Host for CallState {}
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {

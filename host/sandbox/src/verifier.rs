@@ -22,7 +22,8 @@
 //! stops the call with [`CheckError::Cancelled`].
 
 use crate::abi::{AbiFault, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
-use crate::bindings::wit;
+use crate::bindings::ApiVersion;
+use crate::bindings::v0_1::wit;
 use crate::clock::CallClock;
 use crate::component::{self, Role};
 use crate::convert;
@@ -91,6 +92,9 @@ pub struct LoadedVerifier {
     shared: Arc<Shared>,
     pre: InstancePre<CallState>,
     digest: String,
+    /// The WIT version the exports were built against: which bindings
+    /// prepare and call it.
+    api: ApiVersion,
     completion: Option<ComponentExportIndex>,
     progress: Option<ComponentExportIndex>,
 }
@@ -99,6 +103,7 @@ impl std::fmt::Debug for LoadedVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadedVerifier")
             .field("digest", &self.digest)
+            .field("api", &self.api)
             .field("completion", &self.completion.is_some())
             .field("progress", &self.progress.is_some())
             .finish()
@@ -139,27 +144,31 @@ impl LoadedVerifier {
             .exports(&shared.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
-        let roles = component::roles(exports.iter().map(String::as_str));
-        if roles.is_empty() {
+        let Some(api) = component::api_version(exports.iter().map(String::as_str))? else {
             return Err(LoadError::NoVerifierExport);
-        }
+        };
         let pre = shared
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadError::Link(e.to_string()))?;
         let interface = |role| component::role_export(exports.iter().map(String::as_str), role);
-        let completion = match interface(Role::Completion) {
-            Some(name) => Some(export_func::<VerdictAnswer>(&pre, name, "check")?),
-            None => None,
+        let completion = match (api, interface(Role::Completion)) {
+            (_, None) => None,
+            (ApiVersion::V0_1, Some(name)) => {
+                Some(export_func::<VerdictAnswer>(&pre, name, "check")?)
+            }
         };
-        let progress = match interface(Role::Progress) {
-            Some(name) => Some(export_func::<KeyAnswer>(&pre, name, "progress-key")?),
-            None => None,
+        let progress = match (api, interface(Role::Progress)) {
+            (_, None) => None,
+            (ApiVersion::V0_1, Some(name)) => {
+                Some(export_func::<KeyAnswer>(&pre, name, "progress-key")?)
+            }
         };
         Ok(Self {
             shared,
             pre,
             digest,
+            api,
             completion,
             progress,
         })
@@ -203,10 +212,14 @@ impl LoadedVerifier {
         let Some(index) = &self.completion else {
             return failed(CheckError::Unsupported("completion"));
         };
-        let packet = convert::packet(packet);
-        self.call::<VerdictAnswer>(tenant, ctx, index, &packet)
-            .await
-            .and_then(|VerdictAnswer(verdict)| convert::verdict(verdict))
+        match self.api {
+            ApiVersion::V0_1 => {
+                let packet = convert::packet(packet);
+                self.call::<VerdictAnswer>(tenant, ctx, index, &packet)
+                    .await
+                    .and_then(|VerdictAnswer(verdict)| convert::verdict(verdict))
+            }
+        }
     }
 
     /// Samples the progress key for `tenant` on `packet` within `ctx`,
@@ -230,13 +243,19 @@ impl LoadedVerifier {
         let Some(index) = &self.progress else {
             return failed(CheckError::Unsupported("progress"));
         };
-        let packet = convert::packet(packet);
-        self.call::<KeyAnswer>(tenant, ctx, index, &packet)
-            .await
-            .and_then(|KeyAnswer(key)| match key {
-                GuestText::Text(key) => Ok(key),
-                GuestText::TooLong { chars } => Err(CheckError::InvalidProgressKey { chars }),
-            })
+        match self.api {
+            ApiVersion::V0_1 => {
+                let packet = convert::packet(packet);
+                self.call::<KeyAnswer>(tenant, ctx, index, &packet)
+                    .await
+                    .and_then(|KeyAnswer(key)| match key {
+                        GuestText::Text(key) => Ok(key),
+                        GuestText::TooLong { chars } => {
+                            Err(CheckError::InvalidProgressKey { chars })
+                        }
+                    })
+            }
+        }
     }
 
     /// Instantiates in a fresh store with the tenant's limits and calls the

@@ -13,7 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-WIT = Path(os.environ.get("VERDICT_WIT", Path(__file__).parents[3] / "wit"))
+# The frozen WIT version this sample targets (see wit/README.md).
+WIT_DEFAULT = Path(__file__).parents[3] / "wit" / "verdict-verifier@0.1.0"
+WIT = Path(os.environ.get("VERDICT_WIT", WIT_DEFAULT))
 WORLD = "completion-checker"
 
 

@@ -294,8 +294,9 @@ impl<'a> Execution<'a> {
         while let Some(event) = stream.next().await {
             match event? {
                 StreamEvent::TextDelta(text) => self.events.emit(|| AgentEvent::TextDelta(text)),
-                StreamEvent::ToolCall(_) => {}
                 StreamEvent::Completed(response) => return Ok(response),
+                // Tool calls arrive again in the completed response.
+                _ => {}
             }
         }
         Err(ProviderError::TruncatedStream {

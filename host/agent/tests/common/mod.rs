@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use verdict_agent::{Agent, AgentBuilder, CompletionFn, Tool, ToolError};
 use verdict_policy::{CheckPacket, CheckerError, CompletionChecker, Effect, Verdict};
-use verdict_providers::fake::{Reply, Script, ScriptedCall, ScriptedModel, Turn};
+use verdict_providers::fake::{Reply, Script, ScriptedCall, ScriptedModel, ScriptedTurn};
 use verdict_providers::{Message, Model, ModelRequest};
 
 /// A scripted model answering `turns` in order.
-pub fn scripted(turns: Vec<Turn>) -> Arc<ScriptedModel> {
+pub fn scripted(turns: Vec<ScriptedTurn>) -> Arc<ScriptedModel> {
     Arc::new(ScriptedModel::new(Script::new(turns)))
 }
 
@@ -22,8 +22,8 @@ pub fn agent_on(model: &Arc<ScriptedModel>) -> AgentBuilder {
 }
 
 /// A turn with several tool calls.
-pub fn calls(list: &[(&str, &str, Value)]) -> Turn {
-    Turn::reply(Reply {
+pub fn calls(list: &[(&str, &str, Value)]) -> ScriptedTurn {
+    ScriptedTurn::reply(Reply {
         tool_calls: list
             .iter()
             .map(|(id, name, args)| ScriptedCall {

@@ -18,7 +18,7 @@ use anyhow::Context;
 use serde_json::json;
 use verdict_agent::{RunOptions, RunOutcome};
 use verdict_providers::Protocol;
-use verdict_providers::fake::{FakeProvider, Script, Turn};
+use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
 
 /// Arguments of `verdict demo`.
 #[derive(Debug, clap::Args)]
@@ -31,9 +31,9 @@ const PROMPT: &str = "Verify that artifact A42 is ready.";
 
 fn script() -> Script {
     Script::new(vec![
-        Turn::text("A42 is ready."),
-        Turn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
-        Turn::text("I read A42: it is ready."),
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
+        ScriptedTurn::text("I read A42: it is ready."),
     ])
 }
 

@@ -5,7 +5,8 @@
 //! [`load`] parses, rejects unknown keys and invalid values, validates the
 //! loop policy with [`LoopPolicy::validate`], and checks that every
 //! verifier and directory exists — all before anything runs. Every error is
-//! one [`ConfigError`] naming the file, the line and the field.
+//! one [`ConfigError`] naming the file, the line and the field; it is also a
+//! `miette` diagnostic spanning the offending text.
 
 mod error;
 pub mod locate;
@@ -20,6 +21,7 @@ use locate::Seg;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use verdict_policy::LoopPolicy;
 
 /// The parsed configuration.
@@ -57,7 +59,7 @@ pub enum VerifierSource {
 pub struct ConfigFile {
     /// The file.
     pub path: PathBuf,
-    text: String,
+    text: Arc<str>,
     json: bool,
     /// The configuration.
     pub config: Config,
@@ -66,17 +68,18 @@ pub struct ConfigFile {
 impl ConfigFile {
     /// An error about the field at `path`.
     pub fn error(&self, path: &[Seg], message: impl Into<String>) -> ConfigError {
-        let line = if self.json {
-            locate::json_line(&self.text, path)
+        let span = if self.json {
+            locate::json_span(&self.text, path)
         } else {
-            locate::toml_line(&self.text, path)
+            locate::toml_span(&self.text, path)
         };
-        ConfigError {
-            file: self.path.clone(),
-            line,
-            field: locate::render(path),
-            message: message.into(),
-        }
+        ConfigError::at(
+            &self.path,
+            &self.text,
+            span,
+            locate::render(path),
+            message.into(),
+        )
     }
 
     /// Resolves a path written in the file against the file's directory.
@@ -101,12 +104,9 @@ impl ConfigFile {
 
 /// Reads, parses and validates the configuration at `path`.
 pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        file: path.to_owned(),
-        line: None,
-        field: String::new(),
-        message: format!("cannot read the file: {e}"),
-    })?;
+    let text: Arc<str> = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::whole_file(path, format!("cannot read the file: {e}")))?
+        .into();
     let json = path
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
@@ -144,27 +144,19 @@ fn serde_field(path: &serde_path_to_error::Path, message: &str) -> String {
     field
 }
 
-fn parse_toml(path: &Path, text: &str) -> Result<Config, ConfigError> {
-    let syntax = |e: toml::de::Error| ConfigError {
-        file: path.to_owned(),
-        line: e.span().map(|s| locate::line_of(text, s.start)),
-        field: String::new(),
-        message: e.message().to_owned(),
+fn parse_toml(path: &Path, text: &Arc<str>) -> Result<Config, ConfigError> {
+    let syntax = |e: toml::de::Error| {
+        ConfigError::at(path, text, e.span(), String::new(), e.message().to_owned())
     };
     let deserializer = toml::Deserializer::parse(text).map_err(syntax)?;
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let field = serde_field(e.path(), e.inner().message());
         let inner = e.into_inner();
-        ConfigError {
-            file: path.to_owned(),
-            line: inner.span().map(|s| locate::line_of(text, s.start)),
-            field,
-            message: inner.message().to_owned(),
-        }
+        ConfigError::at(path, text, inner.span(), field, inner.message().to_owned())
     })
 }
 
-fn parse_json(path: &Path, text: &str) -> Result<Config, ConfigError> {
+fn parse_json(path: &Path, text: &Arc<str>) -> Result<Config, ConfigError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
         let inner_text = e.inner().to_string();
@@ -173,12 +165,9 @@ fn parse_json(path: &Path, text: &str) -> Result<Config, ConfigError> {
             .rsplit_once(" at line ")
             .map_or(inner_text.as_str(), |(m, _)| m)
             .to_owned();
-        ConfigError {
-            file: path.to_owned(),
-            line: Some(e.inner().line()),
-            field: serde_field(e.path(), &message),
-            message,
-        }
+        let at = locate::offset(text, e.inner().line(), e.inner().column());
+        let field = serde_field(e.path(), &message);
+        ConfigError::at(path, text, Some(at..at), field, message)
     })
 }
 

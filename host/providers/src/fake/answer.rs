@@ -9,13 +9,13 @@ use axum::response::Response;
 use futures::StreamExt;
 
 use crate::fake::script::{Fault, Reply};
-use crate::protocol::Protocol;
+use crate::protocols::WireProtocol;
 use crate::sse::SseFrame;
 
 /// How to answer one request.
 pub(crate) struct Answer {
     /// Protocol to speak.
-    pub(crate) protocol: Protocol,
+    pub(crate) wire: &'static dyn WireProtocol,
     /// Model id to report.
     pub(crate) model: String,
     /// Whether the request asked for SSE.
@@ -24,12 +24,12 @@ pub(crate) struct Answer {
 
 impl Answer {
     fn frames(&self, reply: &Reply, number: usize) -> Vec<SseFrame> {
-        self.protocol
+        self.wire
             .render_stream(&reply.to_response(number), &self.model, reply.chunk())
     }
 
     fn encode(&self, frames: &[SseFrame]) -> Vec<Bytes> {
-        let crlf = self.protocol.stream_uses_crlf();
+        let crlf = self.wire.stream_uses_crlf();
         frames.iter().map(|f| Bytes::from(f.encode(crlf))).collect()
     }
 
@@ -39,7 +39,7 @@ impl Answer {
             return sse_response(chunks, false);
         }
         let body = self
-            .protocol
+            .wire
             .render_response(&reply.to_response(number), &self.model);
         json_response(200, body.to_string())
     }
@@ -50,7 +50,7 @@ impl Answer {
                 status,
                 message,
                 retry_after_secs,
-            } => error(self.protocol, *status, message, *retry_after_secs),
+            } => error(self.wire, *status, message, *retry_after_secs),
             Fault::CutStream {
                 after_frames,
                 reply,
@@ -59,7 +59,7 @@ impl Answer {
                     self.encode(&self.frames(reply, number))
                 } else {
                     let body = self
-                        .protocol
+                        .wire
                         .render_response(&reply.to_response(number), &self.model);
                     vec![Bytes::from(body.to_string())]
                 };
@@ -84,7 +84,7 @@ impl Answer {
                     self.encode(&self.frames(reply, number))
                 } else {
                     let body = self
-                        .protocol
+                        .wire
                         .render_response(&reply.to_response(number), &self.model);
                     vec![Bytes::from(body.to_string())]
                 };
@@ -112,7 +112,7 @@ impl Answer {
                 message,
             } => {
                 if !self.stream {
-                    return error(self.protocol, *status, message, None);
+                    return error(self.wire, *status, message, None);
                 }
                 let reply = Reply {
                     text: Some("partial answer that will be interrupted".into()),
@@ -120,7 +120,7 @@ impl Answer {
                 };
                 let mut frames = self.frames(&reply, number);
                 frames.truncate(*after_frames);
-                frames.push(self.protocol.render_error_event(*status, message));
+                frames.push(self.wire.render_error_event(*status, message));
                 sse_response(self.encode(&frames), false)
             }
         }
@@ -136,12 +136,12 @@ fn json_response(status: u16, body: String) -> Response {
 }
 
 pub(crate) fn error(
-    protocol: Protocol,
+    wire: &dyn WireProtocol,
     status: u16,
     message: &str,
     retry_after: Option<u64>,
 ) -> Response {
-    let mut response = json_response(status, protocol.render_error(status, message).to_string());
+    let mut response = json_response(status, wire.render_error(status, message).to_string());
     if let Some(secs) = retry_after
         && let Ok(value) = header::HeaderValue::from_str(&secs.to_string())
     {

@@ -3,12 +3,12 @@
 
 use std::sync::Mutex;
 
-use crate::fake::script::{Script, Turn};
+use crate::fake::script::{Script, ScriptedTurn};
 use crate::model::{Message, ModelRequest};
 
 /// Why no turn could answer a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ScriptMiss {
+pub(crate) enum ScriptMiss {
     /// No conversation accepts the request, or its turns are used up.
     Exhausted,
     /// The next turn's matcher rejected the request.
@@ -44,7 +44,7 @@ struct State {
 }
 
 /// The script plus how far each conversation has got.
-pub struct ScriptEngine {
+pub(crate) struct ScriptEngine {
     state: Mutex<State>,
 }
 
@@ -59,7 +59,7 @@ impl ScriptEngine {
 
     /// The turn answering `request` and its global number, consuming it.
     /// A mismatch consumes the turn too, so a wrong loop fails fast.
-    pub fn next_turn(&self, request: &ModelRequest) -> Result<(Turn, usize), ScriptMiss> {
+    pub fn next_turn(&self, request: &ModelRequest) -> Result<(ScriptedTurn, usize), ScriptMiss> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let first_user = request.messages.iter().find_map(|m| match m {
             Message::User { text } => Some(text.as_str()),

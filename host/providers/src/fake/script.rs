@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::fake::error::FakeServerError;
 use crate::model::{FinishReason, Message, ModelRequest, ModelResponse, ToolCall, Usage};
 
 /// A whole script. Loadable from JSON (`Script::from_json`).
@@ -23,13 +24,13 @@ pub struct Conversation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_user_contains: Option<String>,
     /// Turns served in order, one per request.
-    pub turns: Vec<Turn>,
+    pub turns: Vec<ScriptedTurn>,
 }
 
-/// One scripted answer.
+/// One scripted turn: the reply or fault that answers one request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Turn {
+pub struct ScriptedTurn {
     /// When set, the request must satisfy this or the fake answers HTTP 400.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<Matcher>,
@@ -178,7 +179,7 @@ impl Matcher {
 
 impl Script {
     /// One conversation taking every request, with these turns.
-    pub fn new(turns: Vec<Turn>) -> Self {
+    pub fn new(turns: Vec<ScriptedTurn>) -> Self {
         Self {
             conversations: vec![Conversation {
                 first_user_contains: None,
@@ -193,16 +194,15 @@ impl Script {
     }
 
     /// Read a JSON script file (for `verdict fake-provider --script FILE`).
-    pub fn from_file(path: &std::path::Path) -> Result<Self, crate::errors::FakeServerError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            crate::errors::FakeServerError::Script(format!("{}: {e}", path.display()))
-        })?;
+    pub fn from_file(path: &std::path::Path) -> Result<Self, FakeServerError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| FakeServerError::Script(format!("{}: {e}", path.display())))?;
         Self::from_json(&text)
-            .map_err(|e| crate::errors::FakeServerError::Script(format!("{}: {e}", path.display())))
+            .map_err(|e| FakeServerError::Script(format!("{}: {e}", path.display())))
     }
 }
 
-impl Turn {
+impl ScriptedTurn {
     /// A text answer.
     pub fn text(text: impl Into<String>) -> Self {
         Self::reply(Reply {

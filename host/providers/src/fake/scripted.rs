@@ -13,7 +13,7 @@ use crate::fake::script::{Action, Fault, Reply, Script};
 use crate::model::{
     CallContext, EventStream, FinishReason, Model, ModelRequest, ModelResponse, StreamEvent,
 };
-use crate::protocol::split_chunks;
+use crate::protocols::split_chunks;
 use crate::retry::{RetryPolicy, retryable_before_first_event, with_retries};
 use crate::sse::closing_events;
 

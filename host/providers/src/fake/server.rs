@@ -14,12 +14,12 @@ use axum::routing::post;
 use serde_json::Value;
 
 use crate::connector::{ConnectorConfig, Timeouts};
-use crate::errors::FakeServerError;
 use crate::fake::answer::{Answer, error};
 use crate::fake::engine::ScriptEngine;
+use crate::fake::error::FakeServerError;
 use crate::fake::script::{Action, Script};
 use crate::model::ModelRequest;
-use crate::protocol::Protocol;
+use crate::protocols::{FakeTarget, Protocol};
 use crate::retry::RetryPolicy;
 use crate::secret::{ApiKey, Credential};
 
@@ -92,14 +92,18 @@ impl FakeProvider {
             engine: ScriptEngine::new(script),
             requests: Mutex::new(Vec::new()),
         });
-        let app = Router::new()
-            .route("/v1/chat/completions", post(chat))
-            .route("/v1/responses", post(responses))
-            .route("/v1/messages", post(messages))
-            // google-genai defaults to v1beta; `http_options` can pick v1.
-            .route("/v1beta/models/{target}", post(gemini))
-            .route("/v1/models/{target}", post(gemini))
-            .with_state(shared.clone());
+        let mut app = Router::new();
+        for protocol in Protocol::ALL {
+            for route in protocol.wire().fake_routes() {
+                app = app.route(
+                    route,
+                    post(move |s, target, query, uri, headers, body| {
+                        handle(s, protocol, target, query, uri, headers, body)
+                    }),
+                );
+            }
+        }
+        let app = app.with_state(shared.clone());
         // Small SSE frames must not wait for Nagle's algorithm (40 ms stalls).
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
             if let Err(e) = tcp.set_nodelay(true) {
@@ -119,14 +123,12 @@ impl FakeProvider {
         self.addr
     }
 
-    /// The base URL a connector of `protocol` should use.
+    /// The base URL a connector of `protocol` should use: the vendor's own
+    /// base path (`/v1`, Gemini's `/v1beta`) at this fake's address.
     pub fn base_url(&self, protocol: Protocol) -> String {
-        let version = if protocol == Protocol::Gemini {
-            "v1beta"
-        } else {
-            "v1"
-        };
-        format!("http://{}/{version}", self.addr)
+        let vendor = protocol.default_base_url();
+        let path = vendor.splitn(4, '/').nth(3).unwrap_or("");
+        format!("http://{}/{path}", self.addr)
     }
 
     /// A connector config pointed at this fake: fixed key, short timeouts and
@@ -174,81 +176,25 @@ impl Drop for FakeProvider {
     }
 }
 
-async fn chat(State(s): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    handle(s, Protocol::OpenAiChat, uri, headers, body, None).await
-}
-
-async fn responses(
-    State(s): State<Arc<Shared>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    handle(s, Protocol::OpenAiResponses, uri, headers, body, None).await
-}
-
-async fn messages(
-    State(s): State<Arc<Shared>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    handle(s, Protocol::Anthropic, uri, headers, body, None).await
-}
-
-async fn gemini(
-    State(s): State<Arc<Shared>>,
-    Path(target): Path<String>,
+/// Answer one request to `protocol`'s endpoint: record it, find the turn
+/// that answers it, and render that turn in the protocol's wire format.
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    protocol: Protocol,
+    target: Option<Path<String>>,
     RawQuery(query): RawQuery,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let Some((model, method)) = target.split_once(':') else {
-        return error(
-            Protocol::Gemini,
-            404,
-            "expected models/{model}:{method}",
-            None,
-        );
-    };
-    let stream = match method {
-        "generateContent" => false,
-        "streamGenerateContent" if query.as_deref() == Some("alt=sse") => true,
-        _ => return error(Protocol::Gemini, 404, "unknown method", None),
-    };
-    let target = GeminiTarget {
-        model: model.to_owned(),
-        stream,
-    };
-    handle(s, Protocol::Gemini, uri, headers, body, Some(target)).await
-}
-
-struct GeminiTarget {
-    model: String,
-    stream: bool,
-}
-
-async fn handle(
-    shared: Arc<Shared>,
-    protocol: Protocol,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-    gemini: Option<GeminiTarget>,
-) -> Response {
+    let wire = protocol.wire();
     let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let (model, stream) = match &gemini {
-        Some(g) => (g.model.clone(), g.stream),
-        None => (
-            json.get("model")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
-            json.get("stream").and_then(Value::as_bool).unwrap_or(false),
-        ),
+    let target = target.as_ref().map(|Path(t)| t.as_str());
+    let FakeTarget { model, stream } = match wire.fake_target(target, query.as_deref(), &json) {
+        Ok(t) => t,
+        Err(message) => return error(wire, 404, message, None),
     };
-    let decoded = protocol.decode_request(&json, &model);
+    let decoded = wire.decode_request(&json, &model);
     shared
         .requests
         .lock()
@@ -271,17 +217,17 @@ async fn handle(
         });
     let request = match decoded {
         Ok(r) => r,
-        Err(e) => return error(protocol, 400, &e.to_string(), None),
+        Err(e) => return error(wire, 400, &e.to_string(), None),
     };
     let (turn, number) = match shared.engine.next_turn(&request) {
         Ok(t) => t,
-        Err(miss) => return error(protocol, 400, &miss.to_string(), None),
+        Err(miss) => return error(wire, 400, &miss.to_string(), None),
     };
     if turn.first_byte_delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(turn.first_byte_delay_ms)).await;
     }
     let answer = Answer {
-        protocol,
+        wire,
         model,
         stream,
     };

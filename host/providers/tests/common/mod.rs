@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use verdict_providers::sse::decode_sse_bytes;
 use verdict_providers::{ModelResponse, Protocol, ProviderError, StreamEvent};
 
 /// The recorded provider bodies in `tests/wire-samples` (see its
@@ -27,7 +26,7 @@ pub fn sample(name: &str) -> Vec<u8> {
 
 /// Decode a recorded SSE body with the protocol's stream decoder.
 pub fn decode_stream(protocol: Protocol, name: &str) -> Result<Vec<StreamEvent>, ProviderError> {
-    decode_sse_bytes(&sample(name), protocol.stream_decoder())
+    verdict_providers::wire::decode_stream(protocol, &sample(name))
 }
 
 /// The final response of a decoded stream (the last event).
@@ -94,7 +93,7 @@ pub fn connector(
 /// response: Gemini sends no ids, so its connector numbers the calls.
 pub fn expected_id(p: Protocol, id: &str, n: usize) -> String {
     match p {
-        Protocol::Gemini => format!("{}{n}", verdict_providers::gemini::SYNTHETIC_ID_PREFIX),
+        Protocol::Gemini => format!("{}{n}", verdict_providers::wire::GEMINI_SYNTHETIC_ID_PREFIX),
         _ => id.to_owned(),
     }
 }

@@ -1,5 +1,5 @@
 // The component's entry point: exports `verdict:verifier/completion`
-// (world `completion-checker` in wit/verifier.wit), backed by the host's
+// (world `completion-checker` in wit/verdict-verifier@0.1.0/verifier.wit), backed by the host's
 // artifacts import.
 import { read } from 'verdict:verifier/artifacts@0.1.0';
 

@@ -1,12 +1,5 @@
-//! OpenAI Responses (`POST /v1/responses`).
-//!
-//! History goes in `input` as messages, `function_call` and
-//! `function_call_output` items; calls come back as `function_call` output
-//! items. Streams carry `response.output_text.delta`,
-//! `response.function_call_arguments.delta/.done`, and end with
-//! `response.completed`, `response.incomplete` or `response.failed`.
-
-pub(crate) mod server;
+//! The connector's side of Responses: request encoding, response and event
+//! stream decoding.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -15,12 +8,12 @@ use crate::errors::ProviderError;
 use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolChoice, Usage,
 };
-use crate::protocol::error_from_event;
+use crate::protocols::assemble::{RawArgs, RawCall, ResponseBuilder, assemble};
+use crate::protocols::shared::error_from_event;
 use crate::sse::StreamDecoder;
-use crate::turn::{RawArgs, RawCall, TurnBuilder, assemble};
 
 /// The request body for `request`.
-pub fn encode_request(request: &ModelRequest, stream: bool) -> Value {
+pub(super) fn encode_request(request: &ModelRequest, stream: bool) -> Value {
     let mut input = Vec::with_capacity(request.messages.len());
     for message in &request.messages {
         match message {
@@ -166,7 +159,7 @@ fn call_of(item: &Value) -> RawCall {
 }
 
 /// Decode a non-streaming response body.
-pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
+pub(super) fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
     let r: WireResponse = serde_json::from_slice(body)
         .map_err(|e| ProviderError::malformed(format!("response: {e}")))?;
     let mut finish = finish_of(&r)?;
@@ -204,14 +197,14 @@ pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
 
 /// Streaming decoder for Responses events.
 #[derive(Default)]
-pub struct ResponsesStreamDecoder {
-    turn: TurnBuilder,
+pub(super) struct ResponsesStreamDecoder {
+    turn: ResponseBuilder,
     refused: bool,
 }
 
 impl ResponsesStreamDecoder {
     /// A fresh decoder.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::default()
     }
 }

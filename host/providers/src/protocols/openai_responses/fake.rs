@@ -1,4 +1,5 @@
-//! The server side of Responses, for the fake provider.
+//! The fake provider's side of Responses: reading a request back into the
+//! neutral form and writing response objects and stream events.
 
 use serde_json::{Value, json};
 
@@ -7,7 +8,7 @@ use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, OutputSchema, ToolCall, ToolChoice,
     ToolDefinition, ToolResult,
 };
-use crate::protocol::{arguments_of, split_chunks, str_of};
+use crate::protocols::shared::{arguments_of, split_chunks, str_of};
 use crate::sse::SseFrame;
 
 /// Text of an input message's `content` (a string or `input_text` parts).
@@ -23,7 +24,7 @@ fn content_text(m: &Value) -> String {
 }
 
 /// Read a request body back into a [`ModelRequest`].
-pub(crate) fn decode_request(body: &Value) -> Result<ModelRequest, ProviderError> {
+pub(super) fn decode_request(body: &Value) -> Result<ModelRequest, ProviderError> {
     let bad = |what: &str| ProviderError::malformed(format!("responses request: {what}"));
     let mut request = ModelRequest {
         model: str_of(body, "model").ok_or_else(|| bad("no model"))?,
@@ -182,7 +183,7 @@ fn output_items(r: &ModelResponse) -> Vec<Value> {
 }
 
 /// A response object for `r`.
-pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
+pub(super) fn render_response(r: &ModelResponse, model: &str) -> Value {
     response_object(r, model, final_status(r), output_items(r))
 }
 
@@ -194,7 +195,7 @@ pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
 /// deltas, `function_call_arguments.done`, `output_item.done`; then
 /// `response.completed` (or `response.incomplete`). Every event carries its
 /// `sequence_number`.
-pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec<SseFrame> {
+pub(super) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec<SseFrame> {
     let mut frames = Vec::new();
     let mut ev = |kind: &str, mut data: Value| {
         data["type"] = json!(kind);
@@ -286,12 +287,4 @@ pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec
         json!({"response": response_object(r, model, status, output_items(r))}),
     );
     frames
-}
-
-/// An `error` stream event.
-pub(crate) fn render_error_event(message: &str, kind: &str) -> SseFrame {
-    SseFrame::named(
-        "error",
-        json!({"type": "error", "code": kind, "message": message, "param": null}).to_string(),
-    )
 }

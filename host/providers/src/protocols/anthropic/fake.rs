@@ -1,4 +1,5 @@
-//! The server side of Messages, for the fake provider.
+//! The fake provider's side of Messages: reading a request back into the
+//! neutral form and writing messages and stream events.
 
 use serde_json::{Value, json};
 
@@ -7,7 +8,7 @@ use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, OutputSchema, ToolCall, ToolChoice,
     ToolDefinition, ToolResult,
 };
-use crate::protocol::{split_chunks, str_of};
+use crate::protocols::shared::{split_chunks, str_of};
 use crate::sse::SseFrame;
 
 fn blocks(content: Option<&Value>) -> Vec<Value> {
@@ -26,7 +27,7 @@ fn result_text(content: Option<&Value>) -> String {
 }
 
 /// Read a request body back into a [`ModelRequest`].
-pub(crate) fn decode_request(body: &Value) -> Result<ModelRequest, ProviderError> {
+pub(super) fn decode_request(body: &Value) -> Result<ModelRequest, ProviderError> {
     let bad = |what: &str| ProviderError::malformed(format!("messages request: {what}"));
     let mut request = ModelRequest {
         model: str_of(body, "model").ok_or_else(|| bad("no model"))?,
@@ -151,7 +152,7 @@ fn content_blocks(r: &ModelResponse) -> Vec<Value> {
 }
 
 /// A message body for `r`.
-pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
+pub(super) fn render_response(r: &ModelResponse, model: &str) -> Value {
     json!({
         "id": r.id.as_deref().unwrap_or("msg_fake"),
         "type": "message",
@@ -167,7 +168,7 @@ pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
 }
 
 /// The events of a stream for `r`.
-pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec<SseFrame> {
+pub(super) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec<SseFrame> {
     let ev = |kind: &str, mut data: Value| {
         data["type"] = json!(kind);
         SseFrame::named(kind, data.to_string())
@@ -223,12 +224,4 @@ pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec
     ));
     frames.push(ev("message_stop", json!({})));
     frames
-}
-
-/// An `error` stream event.
-pub(crate) fn render_error_event(message: &str, kind: &str) -> SseFrame {
-    SseFrame::named(
-        "error",
-        json!({"type": "error", "error": {"type": kind, "message": message}}).to_string(),
-    )
 }

@@ -1,31 +1,24 @@
-//! Google Gemini (`models/{model}:generateContent` and
-//! `:streamGenerateContent?alt=sse`).
-//!
-//! Tools are `functionDeclarations`; calls are `functionCall` parts with an
-//! object `args` (and a `thoughtSignature` that must be echoed back); results
-//! are `functionResponse` parts. Every SSE `data:` is a whole response chunk;
-//! the stream has no end marker, so the last chunk must carry `finishReason`.
-
-mod partial_args;
-pub(crate) mod server;
+//! The connector's side of Gemini: request encoding, response and chunk
+//! stream decoding (with Vertex's streamed arguments, `partial_args.rs`).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::partial_args;
 use crate::errors::ProviderError;
 use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolChoice, Usage,
 };
-use crate::protocol::error_from_event;
+use crate::protocols::assemble::{RawArgs, RawCall, ResponseBuilder};
+use crate::protocols::shared::error_from_event;
 use crate::sse::StreamDecoder;
-use crate::turn::{RawArgs, RawCall, TurnBuilder};
 
 /// Prefix of the call ids this connector invents (Gemini sends none); such
 /// ids are not sent back to the provider.
 pub const SYNTHETIC_ID_PREFIX: &str = "gemini_call_";
 
 /// The request body for `request` (the stream flag is in the URL).
-pub fn encode_request(request: &ModelRequest) -> Value {
+pub(super) fn encode_request(request: &ModelRequest) -> Value {
     let mut contents: Vec<Value> = Vec::with_capacity(request.messages.len());
     let real_id = |id: &str| (!id.starts_with(SYNTHETIC_ID_PREFIX)).then(|| id.to_owned());
     for message in &request.messages {
@@ -108,7 +101,7 @@ pub fn encode_request(request: &ModelRequest) -> Value {
 }
 
 /// Map `finishReason`.
-pub(crate) fn finish_reason(reason: &str) -> FinishReason {
+fn finish_reason(reason: &str) -> FinishReason {
     match reason {
         "STOP" => FinishReason::Stop,
         "MAX_TOKENS" => FinishReason::MaxTokens,
@@ -169,16 +162,16 @@ impl From<WireUsage> for Usage {
     }
 }
 
-/// A turn being decoded, with the call whose arguments are still streaming
+/// A response being decoded, with the call whose arguments are still streaming
 /// (Vertex `partialArgs`), if any.
 #[derive(Default)]
-struct GeminiTurn {
-    turn: TurnBuilder,
+struct ResponseState {
+    turn: ResponseBuilder,
     open_call: Option<u64>,
 }
 
 /// Handle one `functionCall` part.
-fn apply_call(state: &mut GeminiTurn, part: &Value, call: &Value) -> Result<(), ProviderError> {
+fn apply_call(state: &mut ResponseState, part: &Value, call: &Value) -> Result<(), ProviderError> {
     let will_continue = call.get("willContinue").and_then(Value::as_bool) == Some(true);
     let s = |k: &str| call.get(k).and_then(Value::as_str).map(str::to_owned);
     if let Some(index) = state.open_call
@@ -220,7 +213,7 @@ fn apply_call(state: &mut GeminiTurn, part: &Value, call: &Value) -> Result<(), 
 
 /// Applies chunks to a turn; shared by the buffered and streamed forms.
 fn apply_chunk(
-    state: &mut GeminiTurn,
+    state: &mut ResponseState,
     chunk: Chunk,
     out: &mut Vec<StreamEvent>,
 ) -> Result<(), ProviderError> {
@@ -254,7 +247,7 @@ fn apply_chunk(
 }
 
 /// The finished turn; a call whose arguments never closed is a truncation.
-fn build(state: GeminiTurn) -> Result<ModelResponse, ProviderError> {
+fn build(state: ResponseState) -> Result<ModelResponse, ProviderError> {
     if state.open_call.is_some() && state.turn.finish != Some(FinishReason::MaxTokens) {
         return Err(ProviderError::truncated(
             "a streamed function call was never closed",
@@ -274,8 +267,8 @@ fn parse_chunk(data: &[u8]) -> Result<Chunk, ProviderError> {
 }
 
 /// Decode a non-streaming response body.
-pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
-    let mut state = GeminiTurn::default();
+pub(super) fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
+    let mut state = ResponseState::default();
     apply_chunk(&mut state, parse_chunk(body)?, &mut Vec::new())?;
     if state.turn.finish.is_none() {
         return Err(ProviderError::malformed("candidate has no finishReason"));
@@ -285,13 +278,13 @@ pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
 
 /// Streaming decoder for `streamGenerateContent?alt=sse`.
 #[derive(Default)]
-pub struct GeminiStreamDecoder {
-    state: GeminiTurn,
+pub(super) struct GeminiStreamDecoder {
+    state: ResponseState,
 }
 
 impl GeminiStreamDecoder {
     /// A fresh decoder.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::default()
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::errors::ProviderError;
 
 /// Apply one `partialArgs` entry to `args`.
-pub(crate) fn apply(args: &mut Value, partial: &Value) -> Result<(), ProviderError> {
+pub(super) fn apply(args: &mut Value, partial: &Value) -> Result<(), ProviderError> {
     let path = partial
         .get("jsonPath")
         .and_then(Value::as_str)

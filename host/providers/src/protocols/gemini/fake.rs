@@ -1,4 +1,5 @@
-//! The server side of Gemini, for the fake provider.
+//! The fake provider's side of Gemini: reading a request back into the
+//! neutral form and writing responses and stream chunks.
 
 use serde_json::{Value, json};
 
@@ -7,12 +8,12 @@ use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, OutputSchema, ToolCall, ToolChoice,
     ToolDefinition, ToolResult,
 };
-use crate::protocol::{split_chunks, str_of};
+use crate::protocols::shared::{split_chunks, str_of};
 use crate::sse::SseFrame;
 
 /// Read a request body back into a [`ModelRequest`]; the model comes from
 /// the URL.
-pub(crate) fn decode_request(body: &Value, model: &str) -> Result<ModelRequest, ProviderError> {
+pub(super) fn decode_request(body: &Value, model: &str) -> Result<ModelRequest, ProviderError> {
     let bad = |what: &str| ProviderError::malformed(format!("gemini request: {what}"));
     let text_of = |v: Option<&Value>| -> String {
         v.and_then(|c| c.get("parts"))
@@ -177,7 +178,7 @@ fn chunk(r: &ModelResponse, model: &str, parts: Vec<Value>, last: bool) -> Value
 }
 
 /// A `GenerateContentResponse` body for `r`.
-pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
+pub(super) fn render_response(r: &ModelResponse, model: &str) -> Value {
     let mut parts = Vec::new();
     if let Some(text) = &r.text {
         parts.push(json!({"text": text}));
@@ -188,7 +189,7 @@ pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
 
 /// The chunks of a stream for `r`: one per text piece, then the calls (Gemini
 /// sends each call whole) with the finish reason.
-pub(crate) fn render_stream(r: &ModelResponse, model: &str, size: usize) -> Vec<SseFrame> {
+pub(super) fn render_stream(r: &ModelResponse, model: &str, size: usize) -> Vec<SseFrame> {
     let mut frames: Vec<SseFrame> = split_chunks(r.text.as_deref().unwrap_or(""), size)
         .into_iter()
         .map(|piece| {

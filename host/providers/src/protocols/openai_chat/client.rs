@@ -1,13 +1,5 @@
-//! OpenAI Chat Completions (`POST /v1/chat/completions`), also spoken by
-//! OpenAI-compatible servers (vLLM, llama.cpp, Ollama).
-//!
-//! Tools go in `tools[].function`; calls come back in `message.tool_calls`
-//! with string `arguments`; results go back as `role: "tool"` messages.
-//! Streams are `chat.completion.chunk` events whose tool-call fragments are
-//! accumulated by `index`, a usage chunk (`stream_options.include_usage`),
-//! then `data: [DONE]`.
-
-pub(crate) mod server;
+//! The connector's side of Chat Completions: request encoding, response and
+//! `chat.completion.chunk` stream decoding.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -16,11 +8,12 @@ use crate::errors::ProviderError;
 use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolChoice, Usage,
 };
+use crate::protocols::assemble::{RawArgs, RawCall, ResponseBuilder, assemble};
+use crate::protocols::shared::error_from_event;
 use crate::sse::StreamDecoder;
-use crate::turn::{RawArgs, RawCall, TurnBuilder, assemble};
 
 /// The request body for `request`.
-pub fn encode_request(request: &ModelRequest, stream: bool) -> Value {
+pub(super) fn encode_request(request: &ModelRequest, stream: bool) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if let Some(instructions) = &request.instructions {
         messages.push(json!({"role": "system", "content": instructions}));
@@ -86,7 +79,7 @@ pub fn encode_request(request: &ModelRequest, stream: bool) -> Value {
 }
 
 /// Map `finish_reason`.
-pub(crate) fn finish_reason(reason: &str) -> FinishReason {
+fn finish_reason(reason: &str) -> FinishReason {
     match reason {
         "stop" => FinishReason::Stop,
         "length" => FinishReason::MaxTokens,
@@ -168,7 +161,7 @@ impl From<WireUsage> for Usage {
 }
 
 /// Decode a non-streaming response body.
-pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
+pub(super) fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
     let completion: Completion = serde_json::from_slice(body)
         .map_err(|e| ProviderError::malformed(format!("chat completion: {e}")))?;
     let choice = completion
@@ -209,14 +202,14 @@ pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
 
 /// Streaming decoder for `chat.completion.chunk` events.
 #[derive(Default)]
-pub struct ChatStreamDecoder {
-    turn: TurnBuilder,
+pub(super) struct ChatStreamDecoder {
+    turn: ResponseBuilder,
     refusal: Option<String>,
 }
 
 impl ChatStreamDecoder {
     /// A fresh decoder.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::default()
     }
 }
@@ -234,7 +227,7 @@ impl StreamDecoder for ChatStreamDecoder {
         let value: Value = serde_json::from_str(data)
             .map_err(|e| ProviderError::malformed(format!("chat chunk: {e}")))?;
         if let Some(error) = value.get("error") {
-            return Err(crate::protocol::error_from_event(error));
+            return Err(error_from_event(error));
         }
         let chunk: Completion = serde_json::from_value(value)
             .map_err(|e| ProviderError::malformed(format!("chat chunk: {e}")))?;

@@ -4,12 +4,13 @@
 //! in-process without HTTP.
 
 mod answer;
-pub mod engine;
-pub mod script;
-pub mod scripted;
-pub mod server;
+mod engine;
+mod error;
+mod script;
+mod scripted;
+mod server;
 
-pub use engine::{ScriptEngine, ScriptMiss};
-pub use script::{Action, Conversation, Fault, Matcher, Reply, Script, ScriptedCall, Turn};
+pub use error::FakeServerError;
+pub use script::{Action, Conversation, Fault, Matcher, Reply, Script, ScriptedCall, ScriptedTurn};
 pub use scripted::ScriptedModel;
 pub use server::{FAKE_API_KEY, FakeProvider, RecordedRequest};

@@ -1,5 +1,5 @@
-//! The server side of Chat Completions, for the fake provider: reading a
-//! request back into the neutral form and writing responses and chunks.
+//! The fake provider's side of Chat Completions: reading a request back into
+//! the neutral form and writing responses and chunks.
 
 use serde_json::{Value, json};
 
@@ -8,11 +8,11 @@ use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, OutputSchema, ToolCall, ToolChoice,
     ToolDefinition, ToolResult,
 };
-use crate::protocol::{arguments_of, split_chunks, str_of};
+use crate::protocols::shared::{arguments_of, split_chunks, str_of};
 use crate::sse::SseFrame;
 
 /// Read a request body back into a [`ModelRequest`].
-pub(crate) fn decode_request(body: &Value) -> Result<ModelRequest, ProviderError> {
+pub(super) fn decode_request(body: &Value) -> Result<ModelRequest, ProviderError> {
     let bad = |what: &str| ProviderError::malformed(format!("chat request: {what}"));
     let mut request = ModelRequest {
         model: str_of(body, "model").ok_or_else(|| bad("no model"))?,
@@ -146,7 +146,7 @@ fn with_id(mut call: Value, id: &str) -> Value {
 }
 
 /// A `chat.completion` body for `r`.
-pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
+pub(super) fn render_response(r: &ModelResponse, model: &str) -> Value {
     let mut message = json!({"role": "assistant", "content": r.text, "refusal": null});
     if r.finish_reason == FinishReason::Refusal {
         message["content"] = Value::Null;
@@ -178,7 +178,7 @@ pub(crate) fn render_response(r: &ModelResponse, model: &str) -> Value {
 
 /// The chunks of a stream for `r`: role, text pieces, tool-call fragments,
 /// finish reason, usage, `[DONE]`.
-pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec<SseFrame> {
+pub(super) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec<SseFrame> {
     let id = r.id.as_deref().unwrap_or("chatcmpl-fake");
     let frame = |choices: Value| {
         SseFrame::data(
@@ -219,9 +219,4 @@ pub(crate) fn render_stream(r: &ModelResponse, model: &str, chunk: usize) -> Vec
     ));
     frames.push(SseFrame::data("[DONE]"));
     frames
-}
-
-/// An in-stream error chunk.
-pub(crate) fn render_error_event(message: &str, kind: &str) -> SseFrame {
-    SseFrame::data(json!({"error": {"message": message, "type": kind, "code": null}}).to_string())
 }

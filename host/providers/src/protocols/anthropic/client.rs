@@ -1,12 +1,5 @@
-//! Anthropic Messages (`POST /v1/messages`).
-//!
-//! Calls are `tool_use` blocks with an object `input`; results go back as
-//! `tool_result` blocks (with `is_error`) in a user message. Streams are
-//! `message_start`, `content_block_start/delta/stop` (`text_delta`,
-//! `input_json_delta`), `message_delta` (stop reason, usage), `message_stop`,
-//! with `ping` keep-alives and `error` events.
-
-pub(crate) mod server;
+//! The connector's side of Messages: request encoding, message and event
+//! stream decoding.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -15,15 +8,15 @@ use crate::errors::ProviderError;
 use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolChoice, Usage,
 };
-use crate::protocol::error_from_event;
+use crate::protocols::assemble::{RawArgs, RawCall, ResponseBuilder, assemble};
+use crate::protocols::shared::error_from_event;
 use crate::sse::StreamDecoder;
-use crate::turn::{RawArgs, RawCall, TurnBuilder, assemble};
 
 /// `max_tokens` is required by this API; used when the request sets none.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// The request body for `request`.
-pub fn encode_request(request: &ModelRequest, stream: bool) -> Value {
+pub(super) fn encode_request(request: &ModelRequest, stream: bool) -> Value {
     // Consecutive user-side entries (tool results, then text) form one user
     // message, tool results first, as the API requires.
     let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
@@ -96,7 +89,7 @@ pub fn encode_request(request: &ModelRequest, stream: bool) -> Value {
 }
 
 /// Map `stop_reason`.
-pub(crate) fn finish_reason(reason: &str) -> FinishReason {
+fn finish_reason(reason: &str) -> FinishReason {
     match reason {
         "end_turn" => FinishReason::Stop,
         "tool_use" => FinishReason::ToolCalls,
@@ -141,7 +134,7 @@ struct WireMessage {
 }
 
 /// Decode a non-streaming response body.
-pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
+pub(super) fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
     let m: WireMessage = serde_json::from_slice(body)
         .map_err(|e| ProviderError::malformed(format!("message: {e}")))?;
     let finish = m
@@ -181,14 +174,14 @@ pub fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
 
 /// Streaming decoder for Messages events.
 #[derive(Default)]
-pub struct MessagesStreamDecoder {
-    turn: TurnBuilder,
+pub(super) struct MessagesStreamDecoder {
+    turn: ResponseBuilder,
     stopped: bool,
 }
 
 impl MessagesStreamDecoder {
     /// A fresh decoder.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::default()
     }
 }

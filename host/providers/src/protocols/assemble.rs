@@ -11,7 +11,7 @@ use crate::model::{FinishReason, ModelResponse, ToolCall, Usage};
 
 /// Tool-call arguments as the provider sent them.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RawArgs {
+pub(super) enum RawArgs {
     /// A JSON text (OpenAI, Anthropic streaming fragments).
     Text(String),
     /// An already-parsed object (Anthropic `input`, Gemini `args`).
@@ -20,16 +20,16 @@ pub(crate) enum RawArgs {
 
 /// A tool call as decoded, arguments not yet parsed.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RawCall {
+pub(super) struct RawCall {
     pub id: String,
     pub name: String,
     pub args: RawArgs,
     pub signature: Option<String>,
 }
 
-/// A turn under construction.
+/// A response under construction.
 #[derive(Debug, Default)]
-pub(crate) struct TurnBuilder {
+pub(super) struct ResponseBuilder {
     pub id: Option<String>,
     pub model: Option<String>,
     pub text: String,
@@ -40,7 +40,7 @@ pub(crate) struct TurnBuilder {
     pub usage: Usage,
 }
 
-impl TurnBuilder {
+impl ResponseBuilder {
     /// Append answer text.
     pub fn push_text(&mut self, text: &str) {
         self.has_text = true;
@@ -80,7 +80,7 @@ impl TurnBuilder {
 
 /// Build the response: parse arguments, report `ToolCalls` when calls came
 /// with a plain stop, and drop every call of a turn cut by the token limit.
-pub(crate) fn assemble(
+pub(super) fn assemble(
     id: Option<String>,
     model: Option<String>,
     text: Option<String>,

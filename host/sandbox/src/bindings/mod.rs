@@ -1,0 +1,99 @@
+//! Host bindings, one module per released version of the `verdict:verifier`
+//! WIT package (each generated from its frozen folder
+//! `wit/verdict-verifier@X.Y.Z/`), and [`ApiVersion`]: the version a
+//! component was built against, which the sandbox matches on when it links,
+//! prepares and calls a component. A new version gets a sibling module and
+//! a variant; the old ones stay, so old components keep loading.
+
+pub(crate) mod v0_1;
+
+use crate::state::CallState;
+use wasmtime::component::Linker;
+
+/// The package every version's interfaces belong to.
+pub(crate) const PACKAGE: &str = "verdict:verifier";
+
+/// A released version of the `verdict:verifier` package this host serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiVersion {
+    /// `verdict:verifier@0.1.x` ([`v0_1`]).
+    V0_1,
+}
+
+impl ApiVersion {
+    /// Every version this host links, oldest first.
+    pub(crate) const ALL: [ApiVersion; 1] = [ApiVersion::V0_1];
+
+    /// The `major.minor` its interface names carry; patch versions float
+    /// (`verdict:verifier/completion@0.1.3` is 0.1).
+    pub(crate) const fn major_minor(self) -> &'static str {
+        match self {
+            ApiVersion::V0_1 => "0.1",
+        }
+    }
+
+    /// Adds this version's host imports (`types`, `artifacts`) to `linker`.
+    pub(crate) fn add_to_linker(self, linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+        match self {
+            ApiVersion::V0_1 => v0_1::add_to_linker(linker),
+        }
+    }
+
+    /// Splits a `verdict:verifier` interface name such as
+    /// `verdict:verifier/completion@0.1.0` into the version and the
+    /// interface (`completion`); `None` for other packages and for versions
+    /// this host does not serve.
+    pub(crate) fn of_interface(name: &str) -> Option<(ApiVersion, &str)> {
+        let (path, version) = name.split_once('@')?;
+        let interface = path.strip_prefix(PACKAGE)?.strip_prefix('/')?;
+        let api = Self::ALL
+            .into_iter()
+            .find(|api| in_series(version, api.major_minor()))?;
+        Some((api, interface))
+    }
+}
+
+/// True when semver `version` is `major_minor` or one of its patches
+/// (`0.2`, `0.2.6`, `0.2.6-rc1` are in 0.2; `0.20.0` is not).
+pub(crate) fn in_series(version: &str, major_minor: &str) -> bool {
+    version == major_minor
+        || version
+            .strip_prefix(major_minor)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interface_names_give_the_version_and_the_interface() {
+        assert_eq!(
+            ApiVersion::of_interface("verdict:verifier/completion@0.1.0"),
+            Some((ApiVersion::V0_1, "completion"))
+        );
+        assert_eq!(
+            ApiVersion::of_interface("verdict:verifier/progress@0.1.7"),
+            Some((ApiVersion::V0_1, "progress"))
+        );
+        for other in [
+            "verdict:verifier/completion@0.2.0",
+            "verdict:verifier/completion@0.10.0",
+            "verdict:verifier/completion",
+            "verdict:verifierx/completion@0.1.0",
+            "evil:verifier/completion@0.1.0",
+            "wasi:io/streams@0.2.6",
+        ] {
+            assert_eq!(ApiVersion::of_interface(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_series_holds_its_patches_only() {
+        assert!(in_series("0.2", "0.2"));
+        assert!(in_series("0.2.6", "0.2"));
+        assert!(!in_series("0.20.0", "0.2"));
+        assert!(!in_series("0.3.0", "0.2"));
+        assert!(!in_series("", "0.2"));
+    }
+}
