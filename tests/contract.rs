@@ -17,7 +17,7 @@ use verdict_policy::{
     PacketParts, TaskStateSnapshot,
 };
 use verdict_sandbox::{ALLOWED_IMPORTS, LoadError};
-use verdict_tests::{core_guest, guests, host, load, read_packet, ready_tenant};
+use verdict_test_support::{core_guest, guests, host, load, read_packet, ready_tenant};
 
 /// The WIT of the version the guest SDK is built against.
 const WIT: &str = include_str!("../wit/verdict-verifier@0.1.0/verifier.wit");

@@ -1,8 +1,6 @@
 //! Every guest the build script compiled is a WebAssembly component.
 
-mod guests {
-    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
-}
+use verdict_test_support::guests;
 
 /// `\0asm`, then component-model version 0x0d and layer 1 (a core module
 /// has version 1, layer 0).

@@ -10,7 +10,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use verdict_policy::{CheckContext, VerdictError};
 use verdict_sandbox::{CheckError, Limits};
-use verdict_tests::{check_packet, guests, load, read_parts, ready_tenant};
+use verdict_test_support::{check_packet, guests, load, read_parts, ready_tenant};
 
 /// The system allocator, counting live bytes and their peak.
 struct Counting;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use verdict_policy::{CancelHandle, CheckContext, CheckPacket, PacketError, VerdictError};
 use verdict_sandbox::{CheckError, DirStore, Limits, LoadError, MemoryStore, Tenant, TrapKind};
-use verdict_tests::{
+use verdict_test_support::{
     assert_good_verifier_still_works, guests, host, load, read_packet, read_parts, ready_tenant,
 };
 

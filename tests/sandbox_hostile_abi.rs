@@ -8,7 +8,7 @@
 
 use verdict_policy::{CheckContext, CheckPacket, VerdictError};
 use verdict_sandbox::{CheckError, Limits, LoadError, LoadedVerifier, Tenant};
-use verdict_tests::{
+use verdict_test_support::{
     assert_good_verifier_still_works, check_packet, core_guest, guests, host, load, read_packet,
     read_parts, ready_tenant,
 };

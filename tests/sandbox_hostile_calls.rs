@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 use verdict_policy::{CancelHandle, CheckContext, CheckPacket};
 use verdict_sandbox::{CheckError, DirStore, Limits, LoadedVerifier, Tenant};
-use verdict_tests::{
+use verdict_test_support::{
     assert_good_verifier_still_works, check_packet, core_guest, guests, host, load, read_packet,
     read_parts, ready_tenant,
 };

@@ -7,7 +7,7 @@ use verdict_policy::{CheckContext, Effect, OutcomeStatus};
 use verdict_sandbox::{
     CheckError, HostConfig, Limits, LoadSource, MemoryStore, Role, Tenant, VerifierHost, WasmKind,
 };
-use verdict_tests::{
+use verdict_test_support::{
     check_packet, guests, host, load, max_packet, observation, read_packet, read_parts,
     ready_tenant,
 };

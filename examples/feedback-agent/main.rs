@@ -26,7 +26,7 @@ use verdict_policy::{
 use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
 use verdict_providers::{Connector, Protocol};
 use verdict_sandbox::{DirStore, Limits, Tenant, WasmChecker};
-use verdict_tests::{guests, load};
+use verdict_test_support::{guests, load};
 
 /// Complete only when every checker says so; the first incomplete verdict
 /// (with its feedback) wins.

@@ -20,7 +20,7 @@ use std::io::Write;
 use std::process::Command;
 use std::time::{Duration, Instant};
 use verdict_sandbox::{HostConfig, LoadLimits, VerifierHost};
-use verdict_tests::core_guest;
+use verdict_test_support::core_guest;
 
 const CHILD_ENV: &str = "VERDICT_LOAD_BOUNDS_CHILD";
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use verdict_policy::{CheckContext, CheckPacket, OutcomeStatus, Verdict};
 use verdict_sandbox::{CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost};
-use verdict_tests::{guests, max_packet, read_packet};
+use verdict_test_support::{guests, max_packet, read_packet};
 
 const CHILD_ENV: &str = "VERDICT_BENCH_CHILD";
 const A42: &[u8] = br#"{"id":"A42","ready":true}"#;

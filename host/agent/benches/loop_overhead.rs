@@ -157,7 +157,7 @@ async fn main() {
         .insert("A42", br#"{"id":"A42","ready":true}"#.to_vec())
         .unwrap();
     let wasm: Arc<dyn CompletionChecker> = Arc::new(WasmChecker::new(
-        verdict_tests::load(verdict_tests::guests::ARTIFACT_READY),
+        verdict_test_support::load(verdict_test_support::guests::ARTIFACT_READY),
         Tenant::new("bench", Limits::default(), store),
     ));
 

@@ -177,7 +177,7 @@ async fn cancel_a_slow_wasm_check(
     let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
     let answered = Arc::new(Mutex::new(None));
     let checker = Recording {
-        inner: Arc::new(WasmChecker::new(verdict_tests::load(guest), tenant)),
+        inner: Arc::new(WasmChecker::new(verdict_test_support::load(guest), tenant)),
         started: started_tx,
         answered: answered.clone(),
     };
@@ -211,8 +211,11 @@ async fn cancel_a_slow_wasm_check(
 
 #[tokio::test]
 async fn cancelling_a_run_stops_a_sleeping_wasm_check_at_once() {
-    let (result, answered, latency) =
-        cancel_a_slow_wasm_check(verdict_tests::guests::HOSTILE_HOST_CALLS, "sleep-ms 20000").await;
+    let (result, answered, latency) = cancel_a_slow_wasm_check(
+        verdict_test_support::guests::HOSTILE_HOST_CALLS,
+        "sleep-ms 20000",
+    )
+    .await;
     // Reported, not asserted (machines are noisy): the target is < 50 ms.
     eprintln!("cancel -> return, sleeping guest: {latency:?}");
     assert_eq!(result.unwrap_err(), AgentError::Cancelled);
@@ -222,7 +225,7 @@ async fn cancelling_a_run_stops_a_sleeping_wasm_check_at_once() {
 #[tokio::test]
 async fn cancelling_a_run_stops_a_spinning_wasm_check_at_once() {
     let (result, answered, latency) =
-        cancel_a_slow_wasm_check(verdict_tests::guests::HOSTILE_SPIN, "Done.").await;
+        cancel_a_slow_wasm_check(verdict_test_support::guests::HOSTILE_SPIN, "Done.").await;
     eprintln!("cancel -> return, spinning guest: {latency:?}");
     assert_eq!(result.unwrap_err(), AgentError::Cancelled);
     assert_eq!(answered, Some(Err(CheckerError::Cancelled)));

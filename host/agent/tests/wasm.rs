@@ -16,7 +16,7 @@ use verdict_policy::{
 };
 use verdict_providers::fake::ScriptedTurn;
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
-use verdict_tests::{guests, load};
+use verdict_test_support::{guests, load};
 
 #[tokio::test]
 async fn artifact_ready_verifier_completes_the_feedback_story() {

@@ -23,7 +23,7 @@ pub mod core_guest {
     /// The text of `tests/guests/core-{name}.wat`.
     pub fn source(name: &str) -> String {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("guests")
+            .join("../guests")
             .join(format!("core-{name}.wat"));
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
@@ -58,7 +58,7 @@ pub mod core_guest {
 
     /// The folder of the WIT version the guests are built against.
     pub fn wit_dir() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../wit/verdict-verifier@0.1.0")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../wit/verdict-verifier@0.1.0")
     }
 
     /// Encodes a core module (text) as a component of `world`, unvalidated
@@ -87,7 +87,7 @@ pub mod core_guest {
 
 /// The compile cache the tests share (under the workspace's target dir).
 pub fn cache_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/verdict-test-cache")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/verdict-test-cache")
 }
 
 /// One host per test binary, with the shared compile cache.
