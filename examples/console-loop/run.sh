@@ -16,7 +16,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 if [[ -z "${VERDICT:-}" ]]; then
-    cargo build -q -p verdict --manifest-path "$root/Cargo.toml"
+    cargo build -q -p verdict-cli --manifest-path "$root/Cargo.toml"
     VERDICT="$root/target/debug/verdict"
 fi
 guests="$root/target/wasm-guests/wasm32-wasip2/release"

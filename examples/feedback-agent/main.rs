@@ -16,17 +16,25 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt;
 use serde_json::json;
-use verdict_agent::{
-    Agent, AgentEvent, ConnectorRegistry, RunOptions, Tool, ToolError, ToolOutcome,
+use verdict::fake::{FakeProvider, Script, ScriptedTurn};
+use verdict::{
+    Agent, AgentEvent, CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker,
+    Connector, ConnectorRegistry, DirStore, Effect, HostConfig, Limits, LoadedVerifier, LoopPolicy,
+    Protocol, RunOptions, Tenant, Tool, ToolError, ToolOutcome, Verdict, VerifierHost, WasmChecker,
 };
-use verdict_policy::{
-    CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect, LoopPolicy,
-    Verdict,
-};
-use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
-use verdict_providers::{Connector, Protocol};
-use verdict_sandbox::{DirStore, Limits, Tenant, WasmChecker};
-use verdict_test_support::{guests, load};
+
+/// `pub const NAME: &str` (absolute `.wasm` path) per sample verifier this
+/// example's build script compiled.
+#[allow(dead_code)] // `ALL` is not used here
+mod guests {
+    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+}
+
+/// Loads a verifier component from `path`.
+fn load(host: &VerifierHost, path: &str) -> LoadedVerifier {
+    host.load_file(path)
+        .unwrap_or_else(|e| panic!("{path} loads: {e}"))
+}
 
 /// Complete only when every checker says so; the first incomplete verdict
 /// (with its feedback) wins.
@@ -70,12 +78,16 @@ async fn main() {
         Limits::default(),
         Arc::new(DirStore::open(&root).unwrap()),
     );
+    let host = VerifierHost::new(HostConfig::default()).unwrap();
     let checker = AllOf(vec![
         Arc::new(WasmChecker::new(
-            load(guests::ARTIFACT_READY),
+            load(&host, guests::ARTIFACT_READY),
             tenant.clone(),
         )),
-        Arc::new(WasmChecker::new(load(guests::RECEIPT_REQUIRED), tenant)),
+        Arc::new(WasmChecker::new(
+            load(&host, guests::RECEIPT_REQUIRED),
+            tenant,
+        )),
     ]);
 
     let script = Script::new(vec![

@@ -9,10 +9,8 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use verdict_agent::{Agent, BeforeTool, Hooks, RunOptions, Tool, ToolError};
-use verdict_policy::{Effect, LoopPolicy};
-use verdict_providers::Model;
-use verdict_providers::fake::{Reply, Script, ScriptedCall, ScriptedModel, ScriptedTurn};
+use verdict::fake::{Reply, Script, ScriptedCall, ScriptedModel, ScriptedTurn};
+use verdict::{Agent, BeforeTool, Effect, Hooks, LoopPolicy, Model, RunOptions, Tool, ToolError};
 
 fn script() -> Script {
     Script::new(vec![

@@ -5,7 +5,7 @@
 //! per execution and uses them on both sides of every call/result pair.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! spinning is stopped by the sandbox at once, which reports it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@
 //! judged.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

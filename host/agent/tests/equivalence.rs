@@ -3,7 +3,7 @@
 //! stopping behaviour; and the unconfigured run produces no diagnostics.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

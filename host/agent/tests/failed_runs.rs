@@ -3,7 +3,7 @@
 //! `run` and from `stream`'s last event alike.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use common::{agent_on, counting_tool, scripted};
 use futures::StreamExt;

@@ -2,7 +2,7 @@
 //! final answer in `run` (not `stream`), seen by the completion checker.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

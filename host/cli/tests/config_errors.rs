@@ -2,7 +2,7 @@
 //! stderr, exit 2, and nothing run (the fake provider sees no request).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod support;
+use crate::support;
 
 use support::{Fake, Setup, base_config, verified};
 use verdict_providers::fake::{Script, ScriptedTurn};

@@ -5,7 +5,7 @@
 //! picks up a changed `.wasm` and keeps the old one when the new is corrupt.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::io::{Read, Write};

@@ -1,7 +1,7 @@
 //! `verdict demo` end to end: offline, exits 0 with the verified outcome.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod support;
+use crate::support;
 
 #[test]
 fn demo_rejects_the_premature_answer_then_verifies() {

@@ -5,7 +5,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::io::Write;

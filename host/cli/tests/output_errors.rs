@@ -4,7 +4,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

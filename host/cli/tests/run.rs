@@ -2,7 +2,7 @@
 //! stop kind with its exit code and `--json` shape.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Fake, Setup, base_config, verified};

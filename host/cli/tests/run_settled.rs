@@ -4,7 +4,7 @@
 //! checker's fuel exhaustion stays `out_of_fuel`, apart from `timeout`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Fake, Setup, base_config, verified};

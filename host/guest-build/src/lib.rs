@@ -1,18 +1,5 @@
-//! Build-script helper: compiles workspace guest crates to `wasm32-wasip2`
-//! components for the host's tests, examples and benchmarks.
-//!
-//! ```no_run
-//! // build.rs
-//! let guests = verdict_guest_build::build_guests(&["artifact-ready", "hostile-spin"])?;
-//! let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?).join("guests.rs");
-//! std::fs::write(out, verdict_guest_build::rust_consts(&guests))?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! Guests are built in release mode into `<workspace>/target/wasm-guests`, a
-//! target directory shared by every caller (cargo's lock serializes them), by
-//! a nested `cargo build` whose environment is cleaned of what the outer build
-//! set for itself (rustflags, wrappers such as clippy's, target overrides).
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
 
 mod cargo;
 mod consts;

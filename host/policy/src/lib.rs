@@ -1,14 +1,5 @@
-//! The verdict loop policy engine.
-//!
-//! Pure and deterministic: no IO, no async runtime, no wasmtime, no HTTP.
-//! The agent loop feeds a [`PolicyExecution`] plain events and acts on its
-//! decisions; the rule table in `src/engine/mod.rs` maps every spec rule to
-//! its test. The checker roles ([`CompletionChecker`], [`ProgressChecker`])
-//! and what every checker call receives ([`CheckPacket`], [`CheckContext`])
-//! are defined here, so the loop and the sandbox share them without
-//! depending on each other.
-//!
-//! Every public item has one path: the crate root.
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
 
 mod cancel;
 mod canonical;

@@ -1,6 +1,6 @@
 //! Admission and observation rules: reads, writes, outcomes.
 
-mod common;
+use crate::common;
 
 use common::{call, failed, read, start, status, succeeded, turn};
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
 //! Tracking bounds: admissions, signatures, observations, failure identities.
 
-mod common;
+use crate::common;
 
 use common::{call, failed, start, succeeded};
 use serde_json::json;

@@ -4,7 +4,7 @@
 //! would count two. Each bound is tested with emoji exactly at the bound and
 //! one past it.
 
-mod common;
+use crate::common;
 
 use common::{call, start, with_completion, with_progress};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Completion: verdicts, `answer_returned`, checker errors, late verdicts.
 
-mod common;
+use crate::common;
 
 use common::{call, start, turn, view, with_completion};
 use serde_json::json;

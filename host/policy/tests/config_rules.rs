@@ -1,6 +1,6 @@
 //! Configuration rules: bounds, validation, JSON loading and capture.
 
-mod common;
+use crate::common;
 
 use common::{call, start};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Async deliveries and settlement deduplication.
 
-mod common;
+use crate::common;
 
 use common::{call, failed, start, succeeded, turn, view};
 use serde_json::json;

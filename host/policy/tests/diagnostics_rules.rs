@@ -1,6 +1,6 @@
 //! Diagnostics: names as the spec writes them, detached snapshots.
 
-mod common;
+use crate::common;
 
 use common::{call, start, turn, view, with_completion};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Arbitrary event sequences: no panic, and every bound and invariant holds.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! The check packet's bounds.
 
-mod common;
+use crate::common;
 
 use common::{call, failed, start, view, with_completion};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Progress keys sampled after tool batches.
 
-mod common;
+use crate::common;
 
 use common::{start, turn, view, with_progress};
 use verdict_policy::{

@@ -1,6 +1,6 @@
 //! Recovery: labelled feedback, attempts, exhaustion, the iteration bound.
 
-mod common;
+use crate::common;
 
 use common::{call, failed, start, turn};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! The stale-view guard.
 
-mod common;
+use crate::common;
 
 use common::{start, view, with_completion, with_progress};
 use verdict_policy::{

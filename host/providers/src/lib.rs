@@ -1,16 +1,5 @@
-//! Model provider connectors for verdict.
-//!
-//! - The provider-neutral interface the agent loop calls: [`Model`],
-//!   [`ModelRequest`], [`ModelResponse`], [`StreamEvent`].
-//! - [`Connector`]: a named HTTP connector for one of four [`Protocol`]s
-//!   (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Google
-//!   Gemini), with typed [`ProviderError`]s, bounded waits ([`Timeouts`]) and
-//!   retries ([`RetryPolicy`]).
-//! - [`fake`]: a local fake provider speaking all four wire formats over
-//!   HTTP, and the same scripted model in-process.
-//!
-//! With the `wire` feature, `wire` gives the crate's tests and benchmarks
-//! the encoders, decoders and renderers behind these; it is not a stable API.
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
 
 mod connector;
 mod errors;

@@ -4,7 +4,7 @@
 //! and order; how many deltas a piece of text or arguments is cut into is
 //! not shape). The Gemini fake also answers on `/v1` as well as `/v1beta`.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use verdict_providers::Protocol;

@@ -1,7 +1,7 @@
 //! Injected faults: each gives the right typed error, retries are counted,
 //! no tool call from a cut stream is yielded, and every wait is bounded.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The exact JSON each connector puts on the wire for a fixed conversation,
 //! compared with the shape each provider documents, field by field.
 
-mod common;
+use crate::common;
 
 use common::{call, connector};
 use serde_json::{Value, json};

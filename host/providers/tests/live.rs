@@ -1,11 +1,11 @@
 //! Live round trips against the real providers. Opt-in: these tests are
 //! ignored by default and make billable calls. Run them with
-//! `cargo test -p verdict-providers --test live -- --ignored --nocapture`;
+//! `cargo test -p verdict-providers --test providers -- live:: --ignored --nocapture`;
 //! each one is skipped, with a message, when its API key is not set.
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::call;
 use serde_json::json;

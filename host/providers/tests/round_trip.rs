@@ -1,7 +1,7 @@
 //! Every protocol, non-streaming and streaming, through the real connector
 //! against the fake provider on loopback.
 
-mod common;
+use crate::common;
 
 use common::{call, calls_of, connector, expected_id, text_of, wire_id};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! OpenAI Chat Completions parsers against real recorded bodies.
 
-mod common;
+use crate::common;
 
 use common::{calls_of, completed, decode_stream, sample, text_of};
 use serde_json::json;

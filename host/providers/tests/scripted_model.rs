@@ -1,7 +1,7 @@
 //! The scripted model in-process: same script semantics as the HTTP fake,
 //! without a socket.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,26 +1,5 @@
-//! Runs verdict verifier components in per-tenant wasmtime sandboxes.
-//!
-//! A [`VerifierHost`] owns one engine with fuel and epoch interruption, an
-//! epoch ticker and an optional on-disk compile cache. [`VerifierHost::load_file`]
-//! checks a component (its [`LoadLimits`] before compiling, deny-by-default
-//! imports, verifier exports) and prepares it once as a [`LoadedVerifier`];
-//! [`LoadedVerifier::check`] and [`LoadedVerifier::progress_key`] (or their
-//! `_async` forms) run it for a [`Tenant`] in a fresh store with that
-//! tenant's [`Limits`], within a [`verdict_policy::CheckContext`] (deadline
-//! and cancellation), and return the result with its [`CallMetrics`] in a
-//! [`CallReport`]. Every call ends by its deadline whatever the guest does
-//! (computing, sleeping, waiting in a host import); the guest's clocks are
-//! virtual (resolution [`CLOCK_RESOLUTION`]). Failures are typed
-//! ([`CheckError`]). [`WasmChecker`] puts a loaded verifier in the loop's
-//! checker roles.
-//!
-//! Every public item has one path: the crate root.
-//!
-//! The contract is the `verdict:verifier` WIT package, one frozen folder per
-//! released version (`wit/verdict-verifier@0.1.0/`) with its own host
-//! bindings; a component's version is read from the interfaces it exports
-//! and it is prepared and called through that version's bindings. It may
-//! import only [`ALLOWED_IMPORTS`], every one of them linked.
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
 
 mod abi;
 mod artifacts;

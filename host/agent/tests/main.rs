@@ -1,0 +1,25 @@
+//! The integration tests, as one test binary (linking one binary per file
+//! dominated the build): `cargo test -p verdict-agent --test agent`,
+//! one file's tests with `-- FILE::`. Each file is a module; `common/` holds
+//! what they share.
+
+mod async_tools;
+mod call_ids;
+mod cancellation;
+mod commit;
+mod common;
+mod equivalence;
+mod failed_runs;
+mod helper_checks;
+mod http;
+mod lifecycle;
+mod loop_reporting;
+mod recovery_accounting;
+mod routing;
+mod scenarios;
+mod stream;
+mod structured_output;
+mod suspension;
+mod task_state;
+mod tools;
+mod wasm;

@@ -1,0 +1,17 @@
+//! The integration tests, as one test binary (linking one binary per file
+//! dominated the build): `cargo test -p verdict-cli --test cli`,
+//! one file's tests with `-- FILE::`. Each file is a module; `support/` holds
+//! what they share.
+
+mod cli;
+mod config_errors;
+mod console;
+mod console_example;
+mod demo;
+mod fake_provider;
+mod inputs;
+mod output_errors;
+mod run;
+mod run_settled;
+mod signals;
+mod support;

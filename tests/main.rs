@@ -1,0 +1,12 @@
+//! The cross-crate integration tests, as one test binary (linking one binary
+//! per file dominated the build): `cargo test -p verdict-tests --test
+//! integration`, one file's tests with `-- FILE::`. Each file is a module;
+//! guests and fixtures come from `verdict-test-support`.
+
+mod contract;
+mod guests_built;
+mod sandbox_answer_copy;
+mod sandbox_hostile;
+mod sandbox_hostile_abi;
+mod sandbox_hostile_calls;
+mod sandbox_verifiers;
