@@ -194,3 +194,35 @@ async fn an_overlapping_stream_fails_with_busy() {
     let second: Vec<AgentEvent> = agent.stream("two", RunOptions::default()).collect().await;
     assert_eq!(second, [AgentEvent::Failed(AgentError::Busy.into())]);
 }
+
+#[tokio::test]
+async fn the_loop_waits_for_a_slow_consumer_and_a_cancel_on_its_first_event_stops_the_next_call() {
+    // The consumer takes the first event (the premature answer's text) and,
+    // like the CLI on a failed write, cancels the run before taking the next
+    // one. The loop may have queued one more event, but it starts no model
+    // call until every earlier event was taken: the script's second turn is
+    // never asked for. (With an unbounded channel the loop ran ahead into
+    // its next calls while the consumer still held the first event.)
+    let (agent, model) = story_agent();
+    let options = RunOptions::default();
+    let cancel = options.cancel.clone();
+    let mut events = agent.stream("Verify artifact A42.", options);
+    let first = events.next().await.unwrap();
+    assert!(matches!(first, AgentEvent::TextDelta(_)), "{first:?}");
+    // Slow: the loop has every chance to run ahead while this one waits.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "the loop ran ahead of its consumer"
+    );
+    cancel.cancel();
+    let rest: Vec<AgentEvent> = tokio::time::timeout(Duration::from_secs(10), events.collect())
+        .await
+        .unwrap();
+    match rest.last() {
+        Some(AgentEvent::Failed(error)) => assert_eq!(error.error, AgentError::Cancelled),
+        other => panic!("the run ends cancelled: {other:?}"),
+    }
+    assert_eq!(model.requests().len(), 1, "no model call after the cancel");
+}

@@ -109,10 +109,12 @@ pub(crate) async fn run_batch(
             }
         }
         for (_, call, _) in &group {
-            events.emit(|| AgentEvent::ToolCallAdmitted {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-            });
+            events
+                .emit(|| AgentEvent::ToolCallAdmitted {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                })
+                .await;
         }
         let indices: Vec<usize> = group.iter().map(|(i, _, _)| *i).collect();
         let ends: Vec<bool> = group
@@ -176,7 +178,9 @@ pub(crate) async fn run_batch(
         .collect();
     for call in &settled {
         tools.after(call);
-        events.emit(|| AgentEvent::ToolCallSettled(call.clone()));
+        events
+            .emit(|| AgentEvent::ToolCallSettled(call.clone()))
+            .await;
     }
     Batch {
         settled,

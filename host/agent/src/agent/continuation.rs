@@ -53,7 +53,7 @@ impl Execution<'_> {
     /// Imports the async results that arrived (a labelled user message and
     /// a policy observation each) and registers the ones still awaited as
     /// outstanding. Returns the stop an import caused.
-    pub(super) fn import_async(&mut self) -> Option<StopReason> {
+    pub(super) async fn import_async(&mut self) -> Option<StopReason> {
         let (arrived, awaited) = {
             let mut queue = self.agent.async_queue();
             (queue.take_arrived(), queue.awaited())
@@ -65,7 +65,8 @@ impl Execution<'_> {
                 .push(Message::user(delivery.message()));
             let settled = delivery.to_settled();
             self.events
-                .emit(|| AgentEvent::ToolCallSettled(settled.clone()));
+                .emit(|| AgentEvent::ToolCallSettled(settled.clone()))
+                .await;
             self.progress.tool_calls.push(settled);
             if let Some(managed) = self.managed.as_mut()
                 && let Decision::Stop { reason } = managed.import(delivery)

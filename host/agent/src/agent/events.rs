@@ -1,7 +1,7 @@
 //! Typed events of [`crate::Agent::stream`], and the sink the shared loop
 //! emits them into (a no-op for `run`).
 
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::Sender;
 use verdict_policy::LoopDiagnostics;
 
 use super::response::{AgentResponse, RunError};
@@ -42,9 +42,14 @@ pub enum AgentEvent {
     Failed(RunError),
 }
 
-/// Where the loop sends events.
+/// Where the loop sends events: a bounded channel the loop waits on, so it
+/// runs at most [`EVENTS_AHEAD`] events ahead of its consumer.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Events(Option<UnboundedSender<AgentEvent>>);
+pub(crate) struct Events(Option<Sender<AgentEvent>>);
+
+/// The events a streamed run may have sent that its consumer has not taken
+/// yet (the loop waits to send the next one).
+pub(crate) const EVENTS_AHEAD: usize = 1;
 
 impl Events {
     /// Events go nowhere (`run`).
@@ -53,14 +58,25 @@ impl Events {
     }
 
     /// Events go to `sender` (`stream`).
-    pub(crate) fn to(sender: UnboundedSender<AgentEvent>) -> Self {
+    pub(crate) fn to(sender: Sender<AgentEvent>) -> Self {
         Self(Some(sender))
     }
 
-    /// Sends `event`; a dropped consumer is handled by cancellation.
-    pub(crate) fn emit(&self, event: impl FnOnce() -> AgentEvent) {
+    /// Sends `event`, waiting while the consumer has not taken the
+    /// previous one; a dropped consumer is handled by cancellation.
+    pub(crate) async fn emit(&self, event: impl FnOnce() -> AgentEvent) {
         if let Some(sender) = &self.0 {
-            let _ = sender.send(event());
+            let _ = sender.send(event()).await;
+        }
+    }
+
+    /// Waits until the consumer has taken every event sent so far (or is
+    /// gone): whatever it does on an event — such as cancelling the run on
+    /// a failed write — it has done for every earlier one.
+    pub(crate) async fn taken(&self) {
+        if let Some(sender) = &self.0 {
+            // EVENTS_AHEAD is 1: a free slot means the last event was taken.
+            drop(sender.reserve().await);
         }
     }
 }

@@ -273,11 +273,13 @@ impl<'a> Execution<'a> {
     }
 
     /// Reports the end of a turn that takes another.
-    pub(super) fn turn_complete(&self) {
-        self.events.emit(|| AgentEvent::IterationComplete {
-            iteration: self.progress.iterations,
-            loop_diagnostics: self.managed.as_ref().map(Managed::diagnostics),
-        });
+    pub(super) async fn turn_complete(&self) {
+        self.events
+            .emit(|| AgentEvent::IterationComplete {
+                iteration: self.progress.iterations,
+                loop_diagnostics: self.managed.as_ref().map(Managed::diagnostics),
+            })
+            .await;
     }
 
     /// One model call on the bound model: whole, or streamed with its text
@@ -293,7 +295,9 @@ impl<'a> Execution<'a> {
         let mut stream = model.stream(request, &self.ctx).await?;
         while let Some(event) = stream.next().await {
             match event? {
-                StreamEvent::TextDelta(text) => self.events.emit(|| AgentEvent::TextDelta(text)),
+                StreamEvent::TextDelta(text) => {
+                    self.events.emit(|| AgentEvent::TextDelta(text)).await;
+                }
                 StreamEvent::Completed(response) => return Ok(response),
                 // Tool calls arrive again in the completed response.
                 _ => {}

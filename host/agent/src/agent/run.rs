@@ -63,7 +63,7 @@ impl Execution<'_> {
     /// or run the tool calls, until a step ends the execution.
     async fn drive(&mut self) -> Result<RunStatus, AgentError> {
         loop {
-            let feedback = match self.begin_turn()? {
+            let feedback = match self.begin_turn().await? {
                 TurnStart::Stop(status) => return Ok(status),
                 TurnStart::Proceed(feedback) => feedback,
             };

@@ -29,9 +29,9 @@ impl Execution<'_> {
     /// Before a model call: cancellation, the async results that arrived,
     /// then the policy's turn decision (its feedback for the turn), or the
     /// iteration bound without a policy.
-    pub(super) fn begin_turn(&mut self) -> Result<TurnStart, AgentError> {
+    pub(super) async fn begin_turn(&mut self) -> Result<TurnStart, AgentError> {
         self.check_cancelled()?;
-        if let Some(reason) = self.import_async() {
+        if let Some(reason) = self.import_async().await {
             return Ok(TurnStart::Stop(RunStatus::from_stop(reason)));
         }
         let mut feedback = None;
@@ -42,9 +42,11 @@ impl Execution<'_> {
                 }
                 TurnDecision::Proceed { feedback: text } => {
                     if let Some(text) = text {
-                        self.events.emit(|| AgentEvent::LoopNotice {
-                            feedback: text.clone(),
-                        });
+                        self.events
+                            .emit(|| AgentEvent::LoopNotice {
+                                feedback: text.clone(),
+                            })
+                            .await;
                         feedback = Some(Message::user(text));
                     }
                 }
@@ -68,6 +70,10 @@ impl Execution<'_> {
         &mut self,
         feedback: Option<Message>,
     ) -> Result<ModelResponse, AgentError> {
+        // A streamed run's consumer has taken every event so far: a
+        // cancellation it made on one of them is seen here, before the call.
+        self.events.taken().await;
+        self.check_cancelled()?;
         let request = self.request(feedback.clone());
         let mut response = self.call_model(&request).await?;
         for _ in 0..EMPTY_RESPONSE_RETRIES {
@@ -153,7 +159,7 @@ impl Execution<'_> {
                 return Ok(Self::stopped(reason));
             }
         }
-        self.turn_complete();
+        self.turn_complete().await;
         Ok(Next::Turn)
     }
 
@@ -183,7 +189,7 @@ impl Execution<'_> {
         // The response reports the candidate judged here, whatever text an
         // earlier turn had.
         text.clone_into(&mut self.progress.output);
-        if let Some(reason) = self.import_async() {
+        if let Some(reason) = self.import_async().await {
             return Ok(Self::stopped(reason));
         }
         let Some(managed) = self.managed.as_mut() else {
@@ -198,7 +204,7 @@ impl Execution<'_> {
             Judgement::Accept => Ok(Next::Done(RunStatus::Completed)),
             Judgement::Stop(reason) => Ok(Self::stopped(reason)),
             Judgement::Continue => {
-                self.turn_complete();
+                self.turn_complete().await;
                 Ok(Next::Turn)
             }
         }

@@ -4,11 +4,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::{Receiver, channel};
 use tokio_util::sync::DropGuard;
 
 use super::Agent;
-use super::events::{AgentEvent, Events};
+use super::events::{AgentEvent, EVENTS_AHEAD, Events};
 use super::execution::Mode;
 use super::lease::Lease;
 use super::options::RunOptions;
@@ -16,10 +16,18 @@ use super::options::RunOptions;
 /// The events of one streamed run. Dropping it cancels the run; the
 /// settled conversation (tool results included) is still committed and the
 /// lease released.
+///
+/// The run is back-pressured: it waits for the consumer to take an event
+/// before it sends the next (at most one event is queued), and it starts a
+/// model call only once every earlier event was taken. A consumer that
+/// cancels the run while handling an event therefore sees no model call
+/// started after that event's turn.
 #[derive(Debug)]
 pub struct AgentStream {
-    events: UnboundedReceiver<AgentEvent>,
+    // Declared first, so dropped first: the run is cancelled before the
+    // channel closes and a waiting send returns.
     _cancel_on_drop: Option<DropGuard>,
+    events: Receiver<AgentEvent>,
 }
 
 impl Stream for AgentStream {
@@ -40,11 +48,12 @@ impl Agent {
     ///
     /// Must be called within a tokio runtime (the run is spawned on it).
     pub fn stream(&self, input: impl Into<String>, options: RunOptions) -> AgentStream {
-        let (sender, events) = unbounded_channel();
+        let (sender, events) = channel(EVENTS_AHEAD);
         let lease = match Lease::take(&self.inner.lease) {
             Ok(lease) => lease,
             Err(error) => {
-                let _ = sender.send(AgentEvent::Failed(error.into()));
+                // The channel is new: its one slot is free.
+                let _ = sender.try_send(AgentEvent::Failed(error.into()));
                 return AgentStream {
                     events,
                     _cancel_on_drop: None,
@@ -67,7 +76,7 @@ impl Agent {
                 Ok(response) => AgentEvent::ResponseComplete(Box::new(response)),
                 Err(error) => AgentEvent::Failed(error),
             };
-            let _ = sender.send(last);
+            let _ = sender.send(last).await;
         });
         AgentStream {
             events,
