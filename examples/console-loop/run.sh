@@ -17,7 +17,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 if [[ -z "${VERDICT:-}" ]]; then
     cargo build -q -p verdict-cli --manifest-path "$root/Cargo.toml"
-    VERDICT="$root/target/debug/verdict"
+    target_dir="${CARGO_TARGET_DIR:-$root/target}"
+    [[ "$target_dir" = /* ]] || target_dir="$PWD/$target_dir"
+    VERDICT="$target_dir/debug/verdict"
 fi
 guests="$root/target/wasm-guests/wasm32-wasip2/release"
 

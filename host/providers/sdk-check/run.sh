@@ -3,9 +3,10 @@
 # google-genai SDKs (check.py; pinned in requirements.txt).
 #
 # Usage: bash host/providers/sdk-check/run.sh [PATH/TO/verdict]
-# (default: builds and uses target/debug/verdict). Needs python3 >= 3.11 and
-# PyPI. The SDKs go into a venv under target/sdk-check/ (or
-# $VERDICT_SDK_VENV), set up again only when requirements.txt changes.
+# (default: builds and uses the `verdict` binary of the verdict-cli package,
+# in $CARGO_TARGET_DIR or target/). Needs python3 >= 3.11 and PyPI. The SDKs
+# go into a venv under target/sdk-check/ (or $VERDICT_SDK_VENV), set up again
+# only when requirements.txt changes.
 # Bounded: 10 minutes for the install, 5 for the check.
 set -euo pipefail
 
@@ -13,8 +14,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 verdict="${1:-}"
 if [[ -z "$verdict" ]]; then
-    cargo build -q -p verdict --locked --manifest-path "$root/Cargo.toml"
-    verdict="$root/target/debug/verdict"
+    cargo build -q -p verdict-cli --locked --manifest-path "$root/Cargo.toml"
+    target_dir="${CARGO_TARGET_DIR:-$root/target}"
+    [[ "$target_dir" = /* ]] || target_dir="$PWD/$target_dir"
+    verdict="$target_dir/debug/verdict"
 fi
 
 venv="${VERDICT_SDK_VENV:-$root/target/sdk-check/venv}"

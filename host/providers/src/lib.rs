@@ -3,6 +3,7 @@
 
 mod connector;
 mod errors;
+#[cfg(feature = "fake")]
 pub mod fake;
 mod model;
 mod protocols;

@@ -40,6 +40,7 @@ pub struct SseFrame {
     pub data: String,
 }
 
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 impl SseFrame {
     /// A frame with only `data:`.
     pub fn data(data: impl Into<String>) -> Self {

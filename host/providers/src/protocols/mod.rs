@@ -24,8 +24,12 @@ mod shared;
 mod wire_protocol;
 
 pub use registry::Protocol;
-pub(crate) use shared::{classify_error, split_chunks};
-pub(crate) use wire_protocol::{FakeTarget, KeyHeader, WireProtocol};
+pub(crate) use shared::classify_error;
+#[cfg(feature = "fake")]
+pub(crate) use shared::split_chunks;
+pub(crate) use wire_protocol::KeyHeader;
+#[cfg(feature = "fake")]
+pub(crate) use wire_protocol::{FakeTarget, WireProtocol};
 
 #[cfg(feature = "wire")]
 pub use anthropic::DEFAULT_MAX_TOKENS as ANTHROPIC_DEFAULT_MAX_TOKENS;

@@ -18,6 +18,7 @@ pub(crate) enum KeyHeader {
 
 /// What the fake provider needs from a request's URL and body to answer it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 pub(crate) struct FakeTarget {
     /// The model the request names.
     pub model: String,
@@ -29,6 +30,9 @@ pub(crate) struct FakeTarget {
 /// side (encoding requests, decoding answers and streams) and the fake
 /// provider's side (reading requests back, rendering answers, streams and
 /// errors in the vendor's shapes).
+// The fake's side is compiled without the `fake` feature too (plain
+// functions, no dependency), unused then.
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 pub(crate) trait WireProtocol: Sync {
     /// The vendor's public API base URL.
     fn default_base_url(&self) -> &'static str;

@@ -7,7 +7,9 @@
 //! with `ping` keep-alives and `error` events.
 
 mod client;
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 mod errors;
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 mod fake;
 
 use serde_json::Value;

@@ -7,7 +7,9 @@
 //! the stream has no end marker, so the last chunk must carry `finishReason`.
 
 mod client;
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 mod errors;
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 mod fake;
 mod partial_args;
 

@@ -8,7 +8,9 @@
 //! then `data: [DONE]`.
 
 mod client;
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 mod errors;
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 mod fake;
 
 use serde_json::Value;

@@ -7,7 +7,9 @@
 //! `response.completed`, `response.incomplete` or `response.failed`.
 
 mod client;
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 mod errors;
+#[cfg_attr(not(feature = "fake"), allow(dead_code))]
 mod fake;
 
 use serde_json::Value;
