@@ -1,6 +1,10 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
+// Without `http` the wire formats' encoders and decoders have no caller (the
+// connector is theirs); they stay compiled, unused.
+#![cfg_attr(not(feature = "http"), allow(dead_code, unused_imports))]
 
+#[cfg(feature = "http")]
 mod connector;
 mod errors;
 #[cfg(feature = "fake")]
@@ -13,6 +17,7 @@ mod sse;
 #[cfg(feature = "wire")]
 pub mod wire;
 
+#[cfg(feature = "http")]
 pub use connector::{Connector, ConnectorConfig, MAX_BODY_BYTES, Timeouts};
 pub use errors::{AttemptRefusal, ProviderError, TimeoutPhase};
 pub use model::{

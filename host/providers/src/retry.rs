@@ -2,6 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
+#[cfg(feature = "http")]
 use reqwest::header::HeaderMap;
 
 use crate::errors::ProviderError;
@@ -119,6 +120,7 @@ pub(crate) fn retryable_before_first_event(error: &ProviderError) -> bool {
 }
 
 /// Read `retry-after-ms` (OpenAI) or `retry-after` (seconds or HTTP date).
+#[cfg(feature = "http")]
 pub(crate) fn retry_after_from_headers(headers: &HeaderMap) -> Option<Duration> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(ms) = text("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {

@@ -124,6 +124,7 @@ pub(crate) fn decode_sse_bytes(
 }
 
 /// State of a live stream being decoded.
+#[cfg(feature = "http")]
 struct Driver {
     events: BoxStream<'static, Result<eventsource_stream::Event, EventStreamError<reqwest::Error>>>,
     decoder: Option<Box<dyn StreamDecoder>>,
@@ -137,6 +138,7 @@ struct Driver {
 /// Decode a streaming HTTP body into an [`EventStream`]. Every wait for the
 /// next chunk is bounded by `idle`; cancelling `cancel` ends the stream with
 /// [`ProviderError::Cancelled`].
+#[cfg(feature = "http")]
 pub(crate) fn drive(
     body: impl Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static,
     decoder: Box<dyn StreamDecoder>,
@@ -159,6 +161,7 @@ pub(crate) fn drive(
     }))
 }
 
+#[cfg(feature = "http")]
 impl Driver {
     async fn next_item(&mut self) -> Option<Result<StreamEvent, ProviderError>> {
         loop {

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use verdict_providers::{Connector, Model};
+#[cfg(feature = "http")]
+use verdict_providers::Connector;
+use verdict_providers::Model;
 
 /// Models by connector name.
 #[derive(Clone, Default)]
@@ -28,7 +30,8 @@ impl ConnectorRegistry {
         Self::default()
     }
 
-    /// Registers an HTTP connector under its own name.
+    /// Registers an HTTP connector under its own name (feature `http`).
+    #[cfg(feature = "http")]
     pub fn register_connector(&mut self, connector: Connector) {
         let name = connector.name().to_owned();
         self.models.insert(name, Arc::new(connector));

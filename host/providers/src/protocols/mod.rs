@@ -24,9 +24,11 @@ mod shared;
 mod wire_protocol;
 
 pub use registry::Protocol;
+#[cfg(feature = "http")]
 pub(crate) use shared::classify_error;
 #[cfg(feature = "fake")]
 pub(crate) use shared::split_chunks;
+#[cfg(feature = "http")]
 pub(crate) use wire_protocol::KeyHeader;
 #[cfg(feature = "fake")]
 pub(crate) use wire_protocol::{FakeTarget, WireProtocol};

@@ -5,17 +5,21 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "http")]
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use crate::errors::ProviderError;
-use crate::retry::{parse_proto_duration, retry_after_from_headers};
+use crate::retry::parse_proto_duration;
+#[cfg(feature = "http")]
+use crate::retry::retry_after_from_headers;
 
 /// Longest provider message kept in an error.
 const MAX_ERROR_MESSAGE: usize = 2000;
 
 /// Classify an HTTP error answer (status, headers, body), keeping the
 /// provider's message and any retry-after hint.
+#[cfg(feature = "http")]
 pub(crate) fn classify_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ProviderError {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let error = parsed.as_ref().and_then(|v| v.get("error"));
