@@ -9,17 +9,19 @@
 //!    on loopback (OpenAI Chat Completions): turns per second and the
 //!    process's peak resident memory.
 //! 3. Memory per idle execution: 1,000 executions each parked in its third
-//!    model call (two tool turns behind it), the resident memory above the
-//!    process's before the executions started, per execution; against the
-//!    fake HTTP provider (its record of every request included) and against
-//!    the in-process scripted model.
+//!    model call (two tool turns behind it): the heap bytes they hold (a
+//!    counting allocator) and the resident memory above the process's
+//!    before they started, per execution; against the fake HTTP provider
+//!    (its record of every request included) and against the in-process
+//!    scripted model. Measured first, on a fresh heap, printed last.
 //!
 //! Run: `cargo bench -p verdict-agent --bench loop_overhead`
 //! (`VERDICT_BENCH_ONLY=native,idle` runs only the named parts).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: fail loudly
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
@@ -38,6 +40,47 @@ use verdict_providers::{
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
 const TURNS: u32 = 5;
+
+/// The system allocator, counting the bytes held while `COUNTING` is set.
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static HELD: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; the
+// counter is a side note.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            HELD.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if COUNTING.load(Ordering::Relaxed) {
+            HELD.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            HELD.fetch_add(
+                new_size as isize - layout.size() as isize,
+                Ordering::Relaxed,
+            );
+        }
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 /// Whether section `key` runs: all unless `VERDICT_BENCH_ONLY` names some
 /// (`none`, `empty`, `native`, `wasm`, `concurrent`, `idle`).
@@ -170,14 +213,18 @@ impl Model for Gated {
     }
 }
 
-/// Resident KiB per execution of `executions` runs parked in their third
-/// model call, above the process's resident memory before they started
-/// (their agents included); each run's model is made by `model(i)`.
-async fn idle_kib(executions: usize, model: impl Fn(usize) -> Arc<dyn Model>) -> f64 {
+/// Heap and resident KiB per execution of `executions` runs parked in
+/// their third model call, above the process's before they started (their
+/// agents included); each run's model is made by `model(i)`. Heap bytes
+/// freed by one execution and taken by another (or by the fake server)
+/// net out.
+async fn idle_kib(executions: usize, model: impl Fn(usize) -> Arc<dyn Model>) -> (f64, f64) {
     let gate = Arc::new(RwLock::new(()));
     let parked = Arc::new(AtomicUsize::new(0));
     let closed = gate.clone().write_owned().await;
     let before = rss_kib();
+    HELD.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
     let tasks: Vec<_> = (0..executions)
         .map(|i| {
             let gated: Arc<dyn Model> = Arc::new(Gated {
@@ -198,13 +245,19 @@ async fn idle_kib(executions: usize, model: impl Fn(usize) -> Arc<dyn Model>) ->
     while parked.load(Ordering::SeqCst) < executions {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let held = HELD.load(Ordering::SeqCst);
+    COUNTING.store(false, Ordering::SeqCst);
     let idle = rss_kib();
     drop(closed);
     for task in tasks {
         let response = task.await.unwrap().unwrap();
         assert_eq!(response.status, RunStatus::Completed);
     }
-    idle.saturating_sub(before) as f64 / executions as f64
+    let n = executions as f64;
+    (
+        held as f64 / 1024.0 / n,
+        idle.saturating_sub(before) as f64 / n,
+    )
 }
 
 fn script(executions: usize) -> Script {
@@ -271,6 +324,12 @@ async fn main() {
         Tenant::new("bench", Limits::default(), store),
     ));
 
+    // On a fresh heap, before the other parts grow it.
+    let idle = if runs("idle") {
+        Some(idle_rows().await)
+    } else {
+        None
+    };
     let configurations: Vec<(&str, &str, Managed)> = vec![
         ("none", "no policy", None),
         (
@@ -310,8 +369,15 @@ async fn main() {
     if runs("concurrent") {
         concurrent_rows(&native).await;
     }
-    if runs("idle") {
-        idle_rows().await;
+    if let Some(rows) = idle {
+        println!(
+            "\nMemory per idle execution (1000 executions parked in their third model call, no policy)\n"
+        );
+        println!("| model | heap KiB per idle execution | resident KiB per idle execution |");
+        println!("|---|---:|---:|");
+        for (model, (heap, resident)) in rows {
+            println!("| {model} | {heap:.1} | {resident:.1} |");
+        }
     }
 }
 
@@ -340,23 +406,23 @@ async fn concurrent_rows(native: &Arc<dyn CompletionChecker>) {
     }
 }
 
-async fn idle_rows() {
-    println!(
-        "\nMemory per idle execution (1000 executions parked in their third model call, no policy)\n"
-    );
-    println!("| model | KiB per idle execution |");
-    println!("|---|---:|");
+async fn idle_rows() -> Vec<(&'static str, (f64, f64))> {
     let fake = FakeProvider::start(script(1_000)).await.unwrap();
     let mut registry = ConnectorRegistry::new();
     registry
         .register_connector(Connector::new(fake.connector_config(Protocol::OpenAiChat)).unwrap());
     let http = registry.get("fake-OpenAiChat").unwrap();
-    let kib = idle_kib(1_000, |_| http.clone()).await;
-    println!("| fake HTTP provider (its request records included) | {kib:.1} |");
+    let over_http = idle_kib(1_000, |_| http.clone()).await;
     drop(fake);
-    let kib = idle_kib(1_000, |_| {
+    let in_process = idle_kib(1_000, |_| {
         Arc::new(ScriptedModel::new(Script::new(turns())))
     })
     .await;
-    println!("| in-process scripted model | {kib:.1} |");
+    vec![
+        (
+            "fake HTTP provider (its request records included)",
+            over_http,
+        ),
+        ("in-process scripted model", in_process),
+    ]
 }
