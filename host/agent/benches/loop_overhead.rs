@@ -406,23 +406,42 @@ async fn concurrent_rows(native: &Arc<dyn CompletionChecker>) {
     }
 }
 
+/// Heap KiB per agent (one tool, in-process model) of `n` agents built and
+/// kept, not run.
+fn agent_kib(n: usize) -> f64 {
+    HELD.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+    let agents: Vec<Agent> = (0..n)
+        .map(|_| agent(Arc::new(ScriptedModel::new(Script::new(turns()))), None))
+        .collect();
+    let held = HELD.load(Ordering::SeqCst);
+    COUNTING.store(false, Ordering::SeqCst);
+    drop(agents);
+    held as f64 / 1024.0 / n as f64
+}
+
 async fn idle_rows() -> Vec<(&'static str, (f64, f64))> {
+    let built = agent_kib(1_000);
+    // In-process first: the fake server's teardown frees memory for a while.
+    let in_process = idle_kib(1_000, |_| {
+        Arc::new(ScriptedModel::new(Script::new(turns())))
+    })
+    .await;
     let fake = FakeProvider::start(script(1_000)).await.unwrap();
     let mut registry = ConnectorRegistry::new();
     registry
         .register_connector(Connector::new(fake.connector_config(Protocol::OpenAiChat)).unwrap());
     let http = registry.get("fake-OpenAiChat").unwrap();
     let over_http = idle_kib(1_000, |_| http.clone()).await;
-    drop(fake);
-    let in_process = idle_kib(1_000, |_| {
-        Arc::new(ScriptedModel::new(Script::new(turns())))
-    })
-    .await;
     vec![
         (
-            "fake HTTP provider (its request records included)",
-            over_http,
+            "(its agent alone, built and not run: heap KiB; resident not measured)",
+            (built, 0.0),
         ),
         ("in-process scripted model", in_process),
+        (
+            "fake HTTP provider (client pool, server connections and its request records included)",
+            over_http,
+        ),
     ]
 }
