@@ -371,6 +371,30 @@ fn overshoot_rows(
         ),
         oversubscribed(2 * cores, overshoot),
     ));
+    // The same with the guard checking the deadline 10x as often: what a
+    // smaller fuel yield interval buys when the call's own thread waits
+    // for a core.
+    let frequent = VerifierHost::new(HostConfig {
+        fuel_yield_interval: 100_000,
+        ..HostConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("host: {e}"));
+    let spin = frequent
+        .load_file(guests::HOSTILE_SPIN)
+        .unwrap_or_else(|e| panic!("{e}"));
+    rows.push((
+        format!(
+            "(e) the same, {} busy threads, fuel yield every 100,000 units (default 1,000,000)",
+            2 * cores
+        ),
+        oversubscribed(2 * cores, || {
+            measure(200, || {
+                let outcome = spin.check(&spin_tenant, small, &CheckContext::new());
+                assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 10 }));
+                outcome.metrics.duration.saturating_sub(deadline)
+            })
+        }),
+    ));
 }
 
 fn sleep_rows(
