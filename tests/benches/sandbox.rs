@@ -9,10 +9,17 @@
 //! (c) the same logic in a native process spawned per check (this binary,
 //!     re-executed as a child that reads the packet on stdin);
 //! (d) compiling a verifier vs loading it from the compile cache;
-//! (e) preemption overshoot of a spinning verifier with a 10 ms deadline;
+//! (e) preemption overshoot of a spinning verifier with a 10 ms deadline, on
+//!     a quiet machine and with the CPU 2x oversubscribed (two busy threads
+//!     per core beside the call);
 //! (f) a verifier sleeping 100,000 s with a 100 ms deadline: time until its
 //!     `timeout`, alone (50 runs) and as 8 such calls at once beside a
 //!     thread of good checks (no crosstalk: every good check completes).
+//!
+//! Then the stage breakdown of (a) (median per stage, from each call's
+//! `CallMetrics::stages`) and the ratio lines.
+//!
+//! `VERDICT_BENCH_ONLY=a,e` runs only the named sections (for profiling).
 //!
 //! Loading bounds (compile bombs, worst admitted loads) have their own
 //! benchmark: `cargo bench -p verdict-tests --bench load_bounds`.
@@ -22,10 +29,36 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use verdict_policy::{CheckContext, CheckPacket, OutcomeStatus, Verdict};
-use verdict_sandbox::{CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost};
+use verdict_sandbox::{
+    CallStages, CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost,
+};
 use verdict_test_support::{guests, max_packet, read_packet};
 
 const CHILD_ENV: &str = "VERDICT_BENCH_CHILD";
+const ONLY_ENV: &str = "VERDICT_BENCH_ONLY";
+
+/// Whether section `name` runs (all of them unless `VERDICT_BENCH_ONLY`
+/// names some).
+fn runs(name: &str) -> bool {
+    std::env::var(ONLY_ENV).map_or(true, |only| only.split(',').any(|s| s.trim() == name))
+}
+
+/// Runs `f` with `n` threads spinning beside it.
+fn oversubscribed<T>(n: usize, f: impl FnOnce() -> T) -> T {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..n {
+            scope.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+        }
+        let out = f();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        out
+    })
+}
 const A42: &[u8] = br#"{"id":"A42","ready":true}"#;
 
 /// The host packet as the guest SDK's packet: what a native adapter of the
@@ -160,16 +193,19 @@ fn main() {
     let tenant = tenant();
     let mut rows: Vec<(String, Stats)> = Vec::new();
 
-    // (a) fresh sandbox per check.
-    for pooling in [true, false] {
+    // (a) fresh sandbox per check, with the stages of the pooled calls.
+    let mut breakdown: Vec<(&str, Vec<CallStages>)> = Vec::new();
+    for pooling in [true, false].into_iter().filter(|_| runs("a")) {
         let host = host(pooling, None);
         let (verifier, _) = host.load_bytes(&wasm).unwrap_or_else(|e| panic!("{e}"));
         for (name, packet) in [("small", &small), ("max", &large)] {
+            let mut stages = Vec::new();
             let stats = measure(
                 3000,
                 timed(|| {
-                    let v = verifier.check(&tenant, packet, &CheckContext::new()).result;
-                    assert!(v.is_ok_and(|v| v.complete));
+                    let report = verifier.check(&tenant, packet, &CheckContext::new());
+                    assert!(report.result.is_ok_and(|v| v.complete));
+                    stages.push(report.metrics.stages);
                 }),
             );
             let alloc = if pooling { "pooling" } else { "on-demand" };
@@ -177,6 +213,9 @@ fn main() {
                 format!("(a) wasm, fresh store per check, {alloc}, {name} packet"),
                 stats,
             ));
+            if pooling {
+                breakdown.push((name, stages));
+            }
         }
     }
 
@@ -184,7 +223,10 @@ fn main() {
     // SDK packet, with the packet conversion, and with JSON in/out.
     let store = verdict_guest::MemoryArtifacts::new().with("A42", A42);
     let closure = |p: &CheckPacket| native_check(p, &store);
-    for (name, packet) in [("small", &small), ("max", &large)] {
+    for (name, packet) in [("small", &small), ("max", &large)]
+        .into_iter()
+        .filter(|_| runs("b"))
+    {
         let prebuilt = sdk_packet(packet);
         rows.push((
             format!("(b) native closure, logic only, {name} packet"),
@@ -223,7 +265,10 @@ fn main() {
 
     // (c) a native process spawned per check.
     let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
-    for (name, packet) in [("small", &small), ("max", &large)] {
+    for (name, packet) in [("small", &small), ("max", &large)]
+        .into_iter()
+        .filter(|_| runs("c"))
+    {
         let json = serde_json::to_vec(packet).unwrap_or_default();
         rows.push((
             format!("(c) native process per check, {name} packet"),
@@ -250,33 +295,54 @@ fn main() {
 
     // (d) compile vs cached load.
     let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    if runs("d") {
+        load_rows(&mut rows, &wasm, cache.path());
+    }
+
+    // (e) preemption overshoot past a 10 ms deadline.
+    let host = host(true, None);
+    if runs("e") {
+        overshoot_rows(&mut rows, &host, &tenant, &small);
+    }
+    if runs("f") {
+        sleep_rows(&mut rows, &host, &tenant, &small, &wasm);
+    }
+    print_table(&rows, &breakdown);
+}
+
+fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Path) {
     rows.push((
         "(d) load: compile (no cache)".into(),
         measure(
             10,
             timed(|| {
                 let h = host(false, None);
-                assert!(h.load_bytes(&wasm).is_ok());
+                assert!(h.load_bytes(wasm).is_ok());
             }),
         ),
     ));
-    let cached_host = host(false, Some(cache.path().to_owned()));
-    let _ = cached_host.load_bytes(&wasm);
+    let cached_host = host(false, Some(cache.to_owned()));
+    let _ = cached_host.load_bytes(wasm);
     rows.push((
         "(d) load: from compile cache".into(),
         measure(
             200,
             timed(|| {
                 let (_, source) = cached_host
-                    .load_bytes(&wasm)
+                    .load_bytes(wasm)
                     .unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(source, verdict_sandbox::LoadSource::Cache);
             }),
         ),
     ));
+}
 
-    // (e) preemption overshoot past a 10 ms deadline.
-    let host = host(true, None);
+fn overshoot_rows(
+    rows: &mut Vec<(String, Stats)>,
+    host: &VerifierHost,
+    tenant: &Tenant,
+    small: &CheckPacket,
+) {
     let spin = host
         .load_file(guests::HOSTILE_SPIN)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -286,15 +352,58 @@ fn main() {
         ..Limits::default()
     });
     let deadline = Duration::from_millis(10);
-    rows.push((
-        "(e) overshoot past a 10 ms deadline, spinning guest".into(),
+    let overshoot = || {
         measure(200, || {
-            let outcome = spin.check(&spin_tenant, &small, &CheckContext::new());
+            let outcome = spin.check(&spin_tenant, small, &CheckContext::new());
             assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 10 }));
             outcome.metrics.duration.saturating_sub(deadline)
+        })
+    };
+    rows.push((
+        "(e) overshoot past a 10 ms deadline, spinning guest, quiet".into(),
+        overshoot(),
+    ));
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    rows.push((
+        format!(
+            "(e) overshoot past a 10 ms deadline, spinning guest, {} busy threads on {cores} cores",
+            2 * cores
+        ),
+        oversubscribed(2 * cores, overshoot),
+    ));
+    // The same with the guard checking the deadline 10x as often: what a
+    // smaller fuel yield interval buys when the call's own thread waits
+    // for a core.
+    let frequent = VerifierHost::new(HostConfig {
+        fuel_yield_interval: 100_000,
+        ..HostConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("host: {e}"));
+    let spin = frequent
+        .load_file(guests::HOSTILE_SPIN)
+        .unwrap_or_else(|e| panic!("{e}"));
+    rows.push((
+        format!(
+            "(e) the same, {} busy threads, fuel yield every 100,000 units (default 1,000,000)",
+            2 * cores
+        ),
+        oversubscribed(2 * cores, || {
+            measure(200, || {
+                let outcome = spin.check(&spin_tenant, small, &CheckContext::new());
+                assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 10 }));
+                outcome.metrics.duration.saturating_sub(deadline)
+            })
         }),
     ));
+}
 
+fn sleep_rows(
+    rows: &mut Vec<(String, Stats)>,
+    host: &VerifierHost,
+    tenant: &Tenant,
+    small: &CheckPacket,
+    wasm: &[u8],
+) {
     // (f) a guest sleeping far past a 100 ms deadline.
     let sleeper = host
         .load_file(guests::HOSTILE_HOST_CALLS)
@@ -323,11 +432,11 @@ fn main() {
                 scope.spawn(move || (0..50).map(|_| sleep_once(&sleeper)).collect::<Vec<_>>())
             })
             .collect();
-        let good = verifier_for(&host, &wasm);
+        let good = verifier_for(host, wasm);
         let mut good_times = Vec::new();
         while sleepers.iter().any(|s| !s.is_finished()) {
             let t = Instant::now();
-            let v = good.check(&tenant, &small, &CheckContext::new()).result;
+            let v = good.check(tenant, small, &CheckContext::new()).result;
             assert!(
                 v.is_ok_and(|v| v.complete),
                 "a good check beside the sleepers failed"
@@ -354,11 +463,42 @@ fn main() {
         ),
         stats(good_checks),
     ));
+}
 
+/// The median of one stage over the calls.
+fn stage_p50(calls: &[CallStages], stage: fn(&CallStages) -> Duration) -> Duration {
+    stats(calls.iter().map(stage).collect()).p50
+}
+
+fn print_table(rows: &[(String, Stats)], breakdown: &[(&str, Vec<CallStages>)]) {
     println!("| measurement | p50 | p99 |");
     println!("|---|---|---|");
-    for (name, s) in &rows {
+    for (name, s) in rows {
         println!("| {name} | {} | {} |", fmt(s.p50), fmt(s.p99));
+    }
+    type Stage = (&'static str, fn(&CallStages) -> Duration);
+    let stages: [Stage; 8] = [
+        ("setup", |s| s.setup),
+        ("instantiate", |s| s.instantiate),
+        ("lower packet", |s| s.lower),
+        ("guest run", |s| s.guest),
+        ("lift answer", |s| s.lift),
+        ("validate", |s| s.validate),
+        ("store drop", |s| s.teardown),
+        ("sum of stages", CallStages::total),
+    ];
+    if !breakdown.is_empty() {
+        println!("\nStages of (a), pooling (median of each stage over the calls):\n");
+        let names: Vec<&str> = stages.iter().map(|(n, _)| *n).collect();
+        println!("| packet | {} |", names.join(" | "));
+        println!("|---|{}", "---|".repeat(names.len()));
+        for (packet, calls) in breakdown {
+            let cells: Vec<String> = stages
+                .iter()
+                .map(|(_, f)| fmt(stage_p50(calls, *f)))
+                .collect();
+            println!("| {packet} | {} |", cells.join(" | "));
+        }
     }
     let get = |prefix: &str| {
         rows.iter()

@@ -8,12 +8,26 @@
 //! 2. 1,000 concurrent executions × 5 turns against the fake HTTP provider
 //!    on loopback (OpenAI Chat Completions): turns per second and the
 //!    process's peak resident memory.
+//! 3. Memory per idle execution: 1,000 executions each parked in its third
+//!    model call (two tool turns behind it): the heap bytes they hold (a
+//!    counting allocator) and the resident memory above the process's
+//!    before they started, per execution; against the fake HTTP provider
+//!    (its record of every request included) and against the in-process
+//!    scripted model. Measured first, on a fresh heap, printed last.
 //!
 //! Run: `cargo bench -p verdict-agent --bench loop_overhead`
+//! (`VERDICT_BENCH_ONLY=native,idle` runs only the named parts).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: fail loudly
 
+use std::alloc::System;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use tokio::sync::RwLock;
 
 use serde_json::json;
 use verdict_agent::{
@@ -21,10 +35,31 @@ use verdict_agent::{
 };
 use verdict_policy::{CompletionChecker, Effect, LoopPolicy, Verdict};
 use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, ScriptedTurn};
-use verdict_providers::{Connector, Model, Protocol};
+use verdict_providers::{
+    CallContext, Connector, EventStream, Model, ModelRequest, ModelResponse, Protocol,
+    ProviderError,
+};
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
 const TURNS: u32 = 5;
+
+/// The system allocator with counters (stats_alloc): the heap an idle
+/// execution holds is the bytes allocated minus freed in a region.
+#[global_allocator]
+static ALLOCATOR: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Bytes held now beyond what was held when `region` began.
+fn held(region: &Region<'_, System>) -> isize {
+    let change = region.change();
+    change.bytes_allocated as isize - change.bytes_deallocated as isize + change.bytes_reallocated
+}
+
+/// Whether section `key` runs: all unless `VERDICT_BENCH_ONLY` names some
+/// (`none`, `empty`, `native`, `wasm`, `concurrent`, `idle`).
+fn runs(key: &str) -> bool {
+    std::env::var("VERDICT_BENCH_ONLY")
+        .map_or(true, |only| only.split(',').any(|s| s.trim() == key))
+}
 
 /// A run's policy and checkers (`None`: no policy).
 type Managed = Option<(LoopPolicy, Checkers)>;
@@ -89,27 +124,125 @@ async fn per_turn(name: &str, policy: Managed, runs: u32) -> (String, f64, f64) 
     (name.to_owned(), rounds[rounds.len() / 2], rounds[0])
 }
 
-fn peak_rss_kib() -> u64 {
+fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         })
         .unwrap_or(0)
 }
 
-async fn concurrent(executions: usize, policy: Managed) -> (f64, Duration) {
-    let script = Script {
+fn peak_rss_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+fn rss_kib() -> u64 {
+    status_kib("VmRSS:")
+}
+
+/// A model that parks its `park_at`-th call (1-based) until the gate opens.
+struct Gated {
+    inner: Arc<dyn Model>,
+    calls: AtomicUsize,
+    park_at: usize,
+    gate: Arc<RwLock<()>>,
+    parked: Arc<AtomicUsize>,
+}
+
+impl Gated {
+    async fn wait(&self) {
+        if self.calls.fetch_add(1, Ordering::SeqCst) + 1 == self.park_at {
+            self.parked.fetch_add(1, Ordering::SeqCst);
+            drop(self.gate.read().await);
+        }
+    }
+}
+
+impl Model for Gated {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(async move {
+            self.wait().await;
+            self.inner.complete(request, ctx).await
+        })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
+        Box::pin(async move {
+            self.wait().await;
+            self.inner.stream(request, ctx).await
+        })
+    }
+}
+
+/// Heap and resident KiB per execution of `executions` runs parked in
+/// their third model call, above the process's before they started (their
+/// agents included); each run's model is made by `model(i)`. Heap bytes
+/// freed by one execution and taken by another (or by the fake server)
+/// net out.
+async fn idle_kib(executions: usize, model: impl Fn(usize) -> Arc<dyn Model>) -> (f64, f64) {
+    let gate = Arc::new(RwLock::new(()));
+    let parked = Arc::new(AtomicUsize::new(0));
+    let closed = gate.clone().write_owned().await;
+    let before = rss_kib();
+    let region = Region::new(ALLOCATOR);
+    let tasks: Vec<_> = (0..executions)
+        .map(|i| {
+            let gated: Arc<dyn Model> = Arc::new(Gated {
+                inner: model(i),
+                calls: AtomicUsize::new(0),
+                park_at: 3,
+                gate: gate.clone(),
+                parked: parked.clone(),
+            });
+            let agent = agent(gated, None);
+            tokio::spawn(async move {
+                agent
+                    .run(format!("[task {i}] Verify A42."), RunOptions::default())
+                    .await
+            })
+        })
+        .collect();
+    while parked.load(Ordering::SeqCst) < executions {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let held = held(&region);
+    let idle = rss_kib();
+    drop(closed);
+    for task in tasks {
+        let response = task.await.unwrap().unwrap();
+        assert_eq!(response.status, RunStatus::Completed);
+    }
+    let n = executions as f64;
+    (
+        held as f64 / 1024.0 / n,
+        idle.saturating_sub(before) as f64 / n,
+    )
+}
+
+fn script(executions: usize) -> Script {
+    Script {
         conversations: (0..executions)
             .map(|i| Conversation {
                 first_user_contains: Some(format!("[task {i}]")),
                 turns: turns(),
             })
             .collect(),
-    };
-    let fake = FakeProvider::start(script).await.unwrap();
+    }
+}
+
+async fn concurrent(executions: usize, policy: Managed) -> (f64, Duration) {
+    let fake = FakeProvider::start(script(executions)).await.unwrap();
     let mut registry = ConnectorRegistry::new();
     registry
         .register_connector(Connector::new(fake.connector_config(Protocol::OpenAiChat)).unwrap());
@@ -161,30 +294,39 @@ async fn main() {
         Tenant::new("bench", Limits::default(), store),
     ));
 
-    let rows = vec![
-        per_turn("no policy", None, 200).await,
-        per_turn(
+    // On a fresh heap, before the other parts grow it.
+    let idle = if runs("idle") {
+        Some(idle_rows().await)
+    } else {
+        None
+    };
+    let configurations: Vec<(&str, &str, Managed)> = vec![
+        ("none", "no policy", None),
+        (
+            "empty",
             "empty policy",
             Some((LoopPolicy::default(), Checkers::new())),
-            200,
-        )
-        .await,
-        per_turn(
+        ),
+        (
+            "native",
             "policy + native checker",
             Some((
                 LoopPolicy::default(),
                 Checkers::new().with_completion(native.clone()),
             )),
-            200,
-        )
-        .await,
-        per_turn(
+        ),
+        (
+            "wasm",
             "policy + wasm verifier (artifact-ready)",
             Some((LoopPolicy::default(), Checkers::new().with_completion(wasm))),
-            200,
-        )
-        .await,
+        ),
     ];
+    let mut rows = Vec::new();
+    for (key, name, policy) in configurations {
+        if runs(key) {
+            rows.push(per_turn(name, policy, 200).await);
+        }
+    }
     println!(
         "\nHost overhead per loop turn (in-process scripted model, {TURNS} turns per run, 7 rounds of 200 runs)\n"
     );
@@ -194,6 +336,22 @@ async fn main() {
         println!("| {name} | {median:.1} | {best:.1} |");
     }
 
+    if runs("concurrent") {
+        concurrent_rows(&native).await;
+    }
+    if let Some(rows) = idle {
+        println!(
+            "\nMemory per idle execution (1000 executions parked in their third model call, no policy)\n"
+        );
+        println!("| model | heap KiB per idle execution | resident KiB per idle execution |");
+        println!("|---|---:|---:|");
+        for (model, (heap, resident)) in rows {
+            println!("| {model} | {heap:.1} | {resident:.1} |");
+        }
+    }
+}
+
+async fn concurrent_rows(native: &Arc<dyn CompletionChecker>) {
     println!("\nConcurrent executions against the fake HTTP provider (OpenAI chat, loopback)\n");
     println!(
         "| executions × turns | policy | wall time | turns/s | peak RSS (MiB, process so far) |"
@@ -216,4 +374,42 @@ async fn main() {
             peak_rss_kib() as f64 / 1024.0
         );
     }
+}
+
+/// Heap KiB per agent (one tool, in-process model) of `n` agents built and
+/// kept, not run.
+fn agent_kib(n: usize) -> f64 {
+    let region = Region::new(ALLOCATOR);
+    let agents: Vec<Agent> = (0..n)
+        .map(|_| agent(Arc::new(ScriptedModel::new(Script::new(turns()))), None))
+        .collect();
+    let held = held(&region);
+    drop(agents);
+    held as f64 / 1024.0 / n as f64
+}
+
+async fn idle_rows() -> Vec<(&'static str, (f64, f64))> {
+    let built = agent_kib(1_000);
+    // In-process first: the fake server's teardown frees memory for a while.
+    let in_process = idle_kib(1_000, |_| {
+        Arc::new(ScriptedModel::new(Script::new(turns())))
+    })
+    .await;
+    let fake = FakeProvider::start(script(1_000)).await.unwrap();
+    let mut registry = ConnectorRegistry::new();
+    registry
+        .register_connector(Connector::new(fake.connector_config(Protocol::OpenAiChat)).unwrap());
+    let http = registry.get("fake-OpenAiChat").unwrap();
+    let over_http = idle_kib(1_000, |_| http.clone()).await;
+    vec![
+        (
+            "(its agent alone, built and not run: heap KiB; resident not measured)",
+            (built, 0.0),
+        ),
+        ("in-process scripted model", in_process),
+        (
+            "fake HTTP provider (client pool, server connections and its request records included)",
+            over_http,
+        ),
+    ]
 }

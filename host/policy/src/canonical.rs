@@ -86,7 +86,10 @@ impl std::fmt::Display for Fingerprint {
 /// The canonical JSON bytes of `value`, refusing outputs over the bound.
 pub fn canonical_json(value: &Value) -> Result<Vec<u8>, CanonicalError> {
     let mut sink = VecSink {
-        bytes: Vec::with_capacity(1024),
+        // Small: most arguments and results are, and an allocation of 1 KiB
+        // or more takes the allocator's slow path (glibc consolidates its
+        // fast bins first), which costs more than growing this one.
+        bytes: Vec::with_capacity(256),
         limit: MAX_FINGERPRINT_INPUT_BYTES,
     };
     write_value(value, &mut sink, 0)?;

@@ -5,9 +5,10 @@
 //! pointer outside memory) as untyped errors, and copies a returned string
 //! into the host before any bound can be checked. So both ends of the call
 //! are handled here:
-//! - the packet is lowered by wasmtime's generated code, wrapped in
-//!   [`PacketArg`] so the call records when lowering finished: a failure
-//!   before that point is the guest allocator's ([`TrapKind::BadAllocation`]);
+//! - the packet is lowered from the host's own types ([`crate::lower`]),
+//!   wrapped in [`PacketArg`] so the call records when lowering finished: a
+//!   failure before that point is the guest allocator's
+//!   ([`TrapKind::BadAllocation`]);
 //! - the answer (the verdict record, or the progress-key string) is read from
 //!   the guest's return area here: every pointer, length, tag and encoding is
 //!   validated in guest memory, and a string over its bound is measured there
@@ -20,10 +21,12 @@
 
 use crate::bindings::v0_1::wit;
 use crate::error::TrapKind;
+use crate::lower::PacketView;
 use crate::state::{CallState, Phase};
 use std::any::Any;
 use std::mem::MaybeUninit;
-use verdict_policy::{MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS};
+use std::time::Instant;
+use verdict_policy::{CheckPacket, MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS};
 use wasmtime::ValRaw;
 use wasmtime::component::__internal::wasmtime_environ::component::StringEncoding;
 use wasmtime::component::__internal::{
@@ -43,11 +46,12 @@ fn fault(kind: TrapKind) -> AbiFault {
     AbiFault { kind }
 }
 
-/// The packet argument; records in the call state when it is lowered.
-pub(crate) struct PacketArg<'a>(pub(crate) &'a wit::Packet);
+/// The packet argument, lowered from the host's own packet
+/// ([`PacketView`]); records in the call state when it is lowered.
+pub(crate) struct PacketArg<'a>(pub(crate) &'a CheckPacket);
 
 // SAFETY: every item delegates to `wit::Packet`'s own (generated)
-// implementation, so the lowered representation and ABI are exactly its.
+// implementation, so the type information and ABI are exactly its.
 #[allow(unsafe_code)]
 unsafe impl ComponentType for PacketArg<'_> {
     type Lower = <wit::Packet as ComponentType>::Lower;
@@ -58,8 +62,8 @@ unsafe impl ComponentType for PacketArg<'_> {
     }
 }
 
-// SAFETY: delegates to `wit::Packet`'s implementation; marking the phase
-// touches only the host's own store data.
+// SAFETY: delegates to `PacketView`, which writes `wit::Packet`'s layout;
+// marking the phase touches only the host's own store data.
 #[allow(unsafe_code)]
 unsafe impl Lower for PacketArg<'_> {
     fn linear_lower_to_flat<T>(
@@ -68,7 +72,7 @@ unsafe impl Lower for PacketArg<'_> {
         ty: InterfaceType,
         dst: &mut MaybeUninit<Self::Lower>,
     ) -> wasmtime::Result<()> {
-        self.0.linear_lower_to_flat(cx, ty, dst)?;
+        PacketView(self.0).linear_lower_to_flat(cx, ty, dst)?;
         lowered(cx);
         Ok(())
     }
@@ -79,7 +83,7 @@ unsafe impl Lower for PacketArg<'_> {
         ty: InterfaceType,
         offset: usize,
     ) -> wasmtime::Result<()> {
-        self.0.linear_lower_to_memory(cx, ty, offset)?;
+        PacketView(self.0).linear_lower_to_memory(cx, ty, offset)?;
         lowered(cx);
         Ok(())
     }
@@ -90,6 +94,7 @@ fn lowered<T: 'static>(cx: &mut LowerContext<'_, T>) {
     let data: &mut dyn Any = cx.store.data_mut();
     if let Some(state) = data.downcast_mut::<CallState>() {
         state.phase = Phase::Running;
+        state.marks.lowered = Some(Instant::now());
     }
 }
 
@@ -113,11 +118,32 @@ pub(crate) struct GuestVerdict {
     pub(crate) feedback: Option<GuestText>,
 }
 
-/// `check`'s result, read from the guest's return area.
-pub(crate) struct VerdictAnswer(pub(crate) GuestVerdict);
+/// `check`'s result, read from the guest's return area, and when reading
+/// it began (the guest's code had returned).
+pub(crate) struct VerdictAnswer(pub(crate) GuestVerdict, pub(crate) Instant);
 
-/// `progress-key`'s result, read from the guest's return area.
-pub(crate) struct KeyAnswer(pub(crate) GuestText);
+/// `progress-key`'s result, read from the guest's return area, and when
+/// reading it began.
+pub(crate) struct KeyAnswer(pub(crate) GuestText, pub(crate) Instant);
+
+/// An answer that knows when the host began reading it: the end of the
+/// guest's own run, for the call's stage times.
+pub(crate) trait Answer {
+    /// When lifting the answer began.
+    fn lift_started(&self) -> Instant;
+}
+
+impl Answer for VerdictAnswer {
+    fn lift_started(&self) -> Instant {
+        self.1
+    }
+}
+
+impl Answer for KeyAnswer {
+    fn lift_started(&self) -> Instant {
+        self.1
+    }
+}
 
 /// Implements the component traits for an answer read from a return area.
 ///
@@ -154,9 +180,10 @@ macro_rules! answer_from_return_area {
                 _ty: InterfaceType,
                 src: &ValRaw,
             ) -> wasmtime::Result<Self> {
+                let started = Instant::now();
                 let memory = Memory::of(cx);
                 $decode(&memory, src.get_u32())
-                    .map(Self)
+                    .map(|answer| Self(answer, started))
                     .map_err(wasmtime::Error::new)
             }
 

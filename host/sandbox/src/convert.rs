@@ -4,12 +4,15 @@ use crate::abi::{GuestText, GuestVerdict};
 use crate::bindings::v0_1::wit;
 use crate::error::CheckError;
 use verdict_policy::{
-    CheckPacket, Effect, FailureKind, Observation, OutcomeStatus, Verdict, VerdictError,
+    CheckPacket, Effect, FailureKind, Observation, ObservedOutcome, OutcomeStatus,
+    TaskStateSnapshot, Verdict, VerdictError,
 };
 
-/// Lowers a packet into the WIT record. A [`CheckPacket`] is within every
+/// The packet as the owned WIT record. A [`CheckPacket`] is within every
 /// bound by construction (the engine built it, or it was validated), so
-/// nothing is cut or measured here.
+/// nothing is cut or measured here. Calls lower the packet from borrowed
+/// views instead ([`crate::lower`]); this is their flat fallback and the
+/// reference the tests compare them with.
 pub(crate) fn packet(packet: &CheckPacket) -> wit::Packet {
     wit::Packet {
         execution_id: packet.execution_id.clone(),
@@ -19,42 +22,63 @@ pub(crate) fn packet(packet: &CheckPacket) -> wit::Packet {
         observations: packet.observations.iter().map(observation).collect(),
         observed_tool_calls: packet.observed_tool_calls,
         observations_truncated: packet.observations_truncated,
-        task_state: packet.task_state.as_ref().map(|state| wit::TaskState {
-            host_scope: state.host_scope.clone(),
-            revision: state.revision,
-            generation: state.generation,
-            // A `serde_json::Value` always serializes (string keys only).
-            payload_json: state.payload.to_string(),
-        }),
+        task_state: task_state(packet.task_state.as_ref()),
     }
 }
 
-fn observation(obs: &Observation) -> wit::Observation {
+/// The task state as its WIT record (its payload as JSON text).
+pub(crate) fn task_state(state: Option<&TaskStateSnapshot>) -> Option<wit::TaskState> {
+    state.map(|state| wit::TaskState {
+        host_scope: state.host_scope.clone(),
+        revision: state.revision,
+        generation: state.generation,
+        // A `serde_json::Value` always serializes (string keys only).
+        payload_json: state.payload.to_string(),
+    })
+}
+
+pub(crate) fn observation(obs: &Observation) -> wit::Observation {
     wit::Observation {
         tool_name: obs.tool_name.clone(),
         call_id: obs.call_id.clone(),
-        effect: match obs.effect {
-            Effect::Read => wit::Effect::Read,
-            Effect::Write => wit::Effect::Write,
-            Effect::Unknown => wit::Effect::Unknown,
-        },
-        outcome: obs.outcome.as_ref().map(|o| wit::Outcome {
-            status: match o.status {
-                OutcomeStatus::Succeeded => wit::OutcomeStatus::Succeeded,
-                OutcomeStatus::Failed => wit::OutcomeStatus::Failed,
-                OutcomeStatus::NotStarted => wit::OutcomeStatus::NotStarted,
-                OutcomeStatus::Unknown => wit::OutcomeStatus::Unknown,
-            },
-            failure: o.failure.map(|f| match f {
-                FailureKind::Permission => wit::FailureKind::Permission,
-                FailureKind::Arguments => wit::FailureKind::Arguments,
-                FailureKind::Execution => wit::FailureKind::Execution,
-                FailureKind::Timeout => wit::FailureKind::Timeout,
-                FailureKind::Cancelled => wit::FailureKind::Cancelled,
-            }),
-            executed: o.executed,
-            result_fingerprint: o.result_fingerprint.clone(),
-        }),
+        effect: effect(obs.effect),
+        outcome: obs.outcome.as_ref().map(outcome),
+    }
+}
+
+pub(crate) fn outcome(o: &ObservedOutcome) -> wit::Outcome {
+    wit::Outcome {
+        status: status(o.status),
+        failure: o.failure.map(failure),
+        executed: o.executed,
+        result_fingerprint: o.result_fingerprint.clone(),
+    }
+}
+
+pub(crate) fn effect(effect: Effect) -> wit::Effect {
+    match effect {
+        Effect::Read => wit::Effect::Read,
+        Effect::Write => wit::Effect::Write,
+        Effect::Unknown => wit::Effect::Unknown,
+    }
+}
+
+pub(crate) fn status(status: OutcomeStatus) -> wit::OutcomeStatus {
+    match status {
+        OutcomeStatus::Succeeded => wit::OutcomeStatus::Succeeded,
+        OutcomeStatus::Failed => wit::OutcomeStatus::Failed,
+        OutcomeStatus::NotStarted => wit::OutcomeStatus::NotStarted,
+        OutcomeStatus::Unknown => wit::OutcomeStatus::Unknown,
+    }
+}
+
+pub(crate) fn failure(kind: FailureKind) -> wit::FailureKind {
+    match kind {
+        FailureKind::Permission => wit::FailureKind::Permission,
+        FailureKind::Arguments => wit::FailureKind::Arguments,
+        FailureKind::Execution => wit::FailureKind::Execution,
+        FailureKind::Timeout => wit::FailureKind::Timeout,
+        FailureKind::Cancelled => wit::FailureKind::Cancelled,
     }
 }
 
@@ -87,7 +111,7 @@ pub(crate) fn verdict(v: GuestVerdict) -> Result<Verdict, CheckError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use verdict_policy::{MAX_OBSERVATIONS, MAX_OUTPUT_CHARS, PacketParts, TaskStateSnapshot};
+    use verdict_policy::{MAX_OBSERVATIONS, MAX_OUTPUT_CHARS, PacketParts};
 
     #[test]
     fn every_field_is_lowered_as_it_is() {

@@ -30,6 +30,17 @@ pub(crate) enum Phase {
     Running,
 }
 
+/// When a call passed its stage boundaries (for [`crate::CallStages`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StageMarks {
+    /// The store was set up.
+    pub(crate) ready: Option<Instant>,
+    /// The instance and its export were ready.
+    pub(crate) instantiated: Option<Instant>,
+    /// The packet was in guest memory.
+    pub(crate) lowered: Option<Instant>,
+}
+
 /// Everything a store needs for one call.
 pub(crate) struct CallState {
     wasi: WasiCtx,
@@ -50,6 +61,8 @@ pub(crate) struct CallState {
     pub(crate) artifact_ops: u32,
     /// Artifact bytes returned to the guest.
     pub(crate) artifact_bytes: u64,
+    /// Stage boundaries reached so far.
+    pub(crate) marks: StageMarks,
 }
 
 impl CallState {
@@ -86,6 +99,7 @@ impl CallState {
             cancelled: false,
             artifact_ops: 0,
             artifact_bytes: 0,
+            marks: StageMarks::default(),
         }
     }
 

@@ -21,9 +21,8 @@
 //! Cancelling the context's [`CancelHandle`](verdict_policy::CancelHandle)
 //! stops the call with [`CheckError::Cancelled`].
 
-use crate::abi::{AbiFault, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
+use crate::abi::{AbiFault, Answer, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
 use crate::bindings::ApiVersion;
-use crate::bindings::v0_1::wit;
 use crate::clock::CallClock;
 use crate::component::{self, Role};
 use crate::convert;
@@ -32,7 +31,7 @@ use crate::exec::{self, Stop};
 use crate::imports;
 use crate::limits::Limits;
 use crate::shared::Shared;
-use crate::state::{CallState, Phase};
+use crate::state::{CallState, Phase, StageMarks};
 use crate::tenant::Tenant;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -63,6 +62,45 @@ pub struct CallMetrics {
     /// call's start in whole milliseconds since the Unix epoch, fixed for
     /// the call. 0 when no guest code ran.
     pub wall_clock_ms: u64,
+    /// Where the call's time went, stage by stage.
+    pub stages: CallStages,
+}
+
+/// Wall-clock time of each stage of a call, in order. A stage the call did
+/// not reach (it failed or was stopped earlier) is zero, and so is every
+/// stage of a call refused before it began.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallStages {
+    /// Preparing the packet and setting up the fresh store (state, limits,
+    /// fuel, clocks).
+    pub setup: Duration,
+    /// Instantiating the component in the store and finding the export.
+    pub instantiate: Duration,
+    /// Copying the packet into guest memory, the guest's allocator calls
+    /// included.
+    pub lower: Duration,
+    /// The guest's own code, host imports included, until it returned.
+    pub guest: Duration,
+    /// Reading and checking the answer in guest memory, and the guest's
+    /// post-return cleanup.
+    pub lift: Duration,
+    /// Validating the answer against its bounds.
+    pub validate: Duration,
+    /// Dropping the store (the instance goes back to the pool).
+    pub teardown: Duration,
+}
+
+impl CallStages {
+    /// The sum of the stages.
+    pub fn total(&self) -> Duration {
+        self.setup
+            + self.instantiate
+            + self.lower
+            + self.guest
+            + self.lift
+            + self.validate
+            + self.teardown
+    }
 }
 
 /// A call's result together with what it used (also on failure).
@@ -79,6 +117,17 @@ impl<T> CallReport<T> {
     pub fn and_then<U>(self, f: impl FnOnce(T) -> Result<U, CheckError>) -> CallReport<U> {
         CallReport {
             result: self.result.and_then(f),
+            metrics: self.metrics,
+        }
+    }
+
+    /// [`CallReport::and_then`], timed as the call's validate stage.
+    fn validated<U>(mut self, f: impl FnOnce(T) -> Result<U, CheckError>) -> CallReport<U> {
+        let started = Instant::now();
+        let result = self.result.and_then(f);
+        self.metrics.stages.validate = started.elapsed();
+        CallReport {
+            result,
             metrics: self.metrics,
         }
     }
@@ -213,12 +262,10 @@ impl LoadedVerifier {
             return failed(CheckError::Unsupported("completion"));
         };
         match self.api {
-            ApiVersion::V0_1 => {
-                let packet = convert::packet(packet);
-                self.call::<VerdictAnswer>(tenant, ctx, index, &packet)
-                    .await
-                    .and_then(|VerdictAnswer(verdict)| convert::verdict(verdict))
-            }
+            ApiVersion::V0_1 => self
+                .call::<VerdictAnswer>(tenant, ctx, index, packet)
+                .await
+                .validated(|VerdictAnswer(verdict, _)| convert::verdict(verdict)),
         }
     }
 
@@ -244,29 +291,25 @@ impl LoadedVerifier {
             return failed(CheckError::Unsupported("progress"));
         };
         match self.api {
-            ApiVersion::V0_1 => {
-                let packet = convert::packet(packet);
-                self.call::<KeyAnswer>(tenant, ctx, index, &packet)
-                    .await
-                    .and_then(|KeyAnswer(key)| match key {
-                        GuestText::Text(key) => Ok(key),
-                        GuestText::TooLong { chars } => {
-                            Err(CheckError::InvalidProgressKey { chars })
-                        }
-                    })
-            }
+            ApiVersion::V0_1 => self
+                .call::<KeyAnswer>(tenant, ctx, index, packet)
+                .await
+                .validated(|KeyAnswer(key, _)| match key {
+                    GuestText::Text(key) => Ok(key),
+                    GuestText::TooLong { chars } => Err(CheckError::InvalidProgressKey { chars }),
+                }),
         }
     }
 
     /// Instantiates in a fresh store with the tenant's limits and calls the
     /// export at `index` with `packet`, under the deadline and the
     /// cancellation of `ctx`.
-    async fn call<A: ComponentNamedList + Lift + Send + Sync + 'static>(
+    async fn call<A: Answer + ComponentNamedList + Lift + Send + Sync + 'static>(
         &self,
         tenant: &Tenant,
         ctx: &CheckContext,
         index: &ComponentExportIndex,
-        packet: &wit::Packet,
+        packet: &CheckPacket,
     ) -> CallReport<A> {
         let started = Instant::now();
         let wall = SystemTime::now();
@@ -305,24 +348,33 @@ impl LoadedVerifier {
             })
         });
 
+        store.data_mut().marks.ready = Some(Instant::now());
+
         let run = async {
             store.data_mut().phase = Phase::Instantiating;
             let instance = self.pre.instantiate_async(&mut store).await?;
             let func = instance.get_typed_func::<(PacketArg<'_>,), A>(&mut store, index)?;
+            store.data_mut().marks.instantiated = Some(Instant::now());
             store.data_mut().phase = Phase::Lowering;
             func.call_async(&mut store, (PacketArg(packet),)).await
         };
         let outcome = exec::guarded(run, deadline, cancel, &shared.timers).await;
+        let returned = Instant::now();
 
         let fuel_left = store.get_fuel().unwrap_or(0);
         let state = store.data();
-        let metrics = CallMetrics {
-            duration: started.elapsed(),
+        let lift_started = match &outcome {
+            Ok(Ok(answer)) => Some(answer.lift_started()),
+            _ => None,
+        };
+        let mut metrics = CallMetrics {
+            duration: returned.saturating_duration_since(started),
             fuel_used: limits.fuel.saturating_sub(fuel_left),
             peak_memory_bytes: state.limiter.peak_memory as u64,
             artifact_reads: state.artifact_ops,
             artifact_bytes: state.artifact_bytes,
             wall_clock_ms: state.clock.wall_clock_ms(),
+            stages: stages(started, state.marks, lift_started, returned),
         };
         let result = match outcome {
             Ok(Ok(answer)) => Ok(answer),
@@ -330,7 +382,47 @@ impl LoadedVerifier {
             Err(Stop::Deadline) => Err(CheckError::Timeout { limit_ms }),
             Err(Stop::Cancelled) => Err(CheckError::Cancelled),
         };
+        let dropping = Instant::now();
+        drop(store);
+        metrics.stages.teardown = dropping.elapsed();
         CallReport { result, metrics }
+    }
+}
+
+/// The stage times of a call that began at `started`, passed `marks`,
+/// began lifting its answer at `lift_started` and returned at `returned`.
+/// Each stage ends at the next mark reached; the last one reached ends at
+/// `returned`.
+fn stages(
+    started: Instant,
+    marks: StageMarks,
+    lift_started: Option<Instant>,
+    returned: Instant,
+) -> CallStages {
+    // The marks are reached in order: the ones reached are a prefix.
+    let points = [
+        Some(started),
+        marks.ready,
+        marks.instantiated,
+        marks.lowered,
+        lift_started,
+    ];
+    let reached = points.iter().take_while(|p| p.is_some()).count();
+    let mut spans = [Duration::ZERO; 5];
+    for (i, span) in spans.iter_mut().enumerate().take(reached) {
+        let to = points.get(i + 1).copied().flatten().unwrap_or(returned);
+        if let Some(from) = points[i] {
+            *span = to.saturating_duration_since(from);
+        }
+    }
+    let [setup, instantiate, lower, guest, lift] = spans;
+    CallStages {
+        setup,
+        instantiate,
+        lower,
+        guest,
+        lift,
+        ..CallStages::default()
     }
 }
 
@@ -413,6 +505,39 @@ fn classify(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_stage_ends_at_the_next_mark_reached() {
+        let t0 = Instant::now();
+        let at = |us| t0 + Duration::from_micros(us);
+        let marks = StageMarks {
+            ready: Some(at(1)),
+            instantiated: Some(at(4)),
+            lowered: Some(at(9)),
+        };
+        let whole = stages(t0, marks, Some(at(20)), at(22));
+        let us = Duration::from_micros;
+        assert_eq!(
+            (
+                whole.setup,
+                whole.instantiate,
+                whole.lower,
+                whole.guest,
+                whole.lift
+            ),
+            (us(1), us(3), us(5), us(11), us(2))
+        );
+        assert_eq!(whole.total(), us(22));
+
+        // Stopped while instantiating: the stages after it are zero.
+        let marks = StageMarks {
+            ready: Some(at(1)),
+            ..StageMarks::default()
+        };
+        let stopped = stages(t0, marks, None, at(10));
+        assert_eq!((stopped.setup, stopped.instantiate), (us(1), us(9)));
+        assert_eq!(stopped.lower + stopped.guest + stopped.lift, Duration::ZERO);
+    }
 
     /// The async calls can be spawned on a multi-threaded executor.
     #[allow(dead_code)]

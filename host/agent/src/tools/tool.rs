@@ -164,6 +164,11 @@ impl Tool {
 
     /// The first schema violation of `arguments`, if any.
     pub(crate) fn argument_error(&self, arguments: &Value) -> Option<String> {
+        // Valid arguments (the common case) take the validator's fast path,
+        // which builds no errors.
+        if self.validator.is_valid(arguments) {
+            return None;
+        }
         self.validator
             .iter_errors(arguments)
             .next()

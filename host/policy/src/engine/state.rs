@@ -10,7 +10,7 @@ use crate::diagnostics::{
     Counters, LoopDiagnostics, Phase, RecoveryTrigger, StopReason, TrackingBound,
 };
 use crate::feedback;
-use crate::packet::{Effect, FailureKind, MAX_OBSERVATIONS, Observation, TaskStateSnapshot};
+use crate::packet::{Effect, FailureKind, Observation, TaskStateSnapshot};
 use crate::scope::CheckView;
 
 use super::decision::{CheckTicket, Decision, TurnDecision};
@@ -159,7 +159,9 @@ impl PolicyExecution {
             calls: HashMap::new(),
             outstanding: 0,
             failure_identities: HashSet::new(),
-            observations: VecDeque::with_capacity(MAX_OBSERVATIONS),
+            // Grown as observations arrive: an execution that made few
+            // calls (or sits idle) holds little.
+            observations: VecDeque::new(),
             pending_feedback: Vec::new(),
             pending_check: None,
             next_ticket: 0,
