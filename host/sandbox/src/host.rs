@@ -3,7 +3,7 @@
 //! verifier it loads.
 
 use crate::cache::CompileCache;
-use crate::census;
+use crate::census::{self, Footprint};
 use crate::component::{self, WasmKind};
 use crate::error::LoadError;
 use crate::limits::LoadLimits;
@@ -94,7 +94,8 @@ impl VerifierHost {
             let load = &config.load;
             let mut pool = wasmtime::PoolingAllocationConfig::default();
             pool.total_component_instances(config.pool_instances)
-                .total_core_instances(config.pool_instances.saturating_mul(4))
+                // A componentize-py verifier instantiates 14 core modules.
+                .total_core_instances(config.pool_instances.saturating_mul(16))
                 .total_memories(config.pool_instances.saturating_mul(2))
                 .total_tables(config.pool_instances.saturating_mul(4))
                 // Fiber stacks for the calls (one per running call).
@@ -145,10 +146,11 @@ impl VerifierHost {
     /// exports) and prepared once; every call then instantiates it in a
     /// fresh store.
     pub fn load_bytes(&self, bytes: &[u8]) -> Result<(LoadedVerifier, LoadSource), LoadError> {
-        admit(bytes, &self.shared.load)?;
+        let footprint = admit(bytes, &self.shared.load)?;
         let digest = hex::encode(Sha256::digest(bytes));
         let (component, source) = self.compile(bytes, &digest)?;
-        let verifier = LoadedVerifier::prepare(Arc::clone(&self.shared), component, digest)?;
+        let verifier =
+            LoadedVerifier::prepare(Arc::clone(&self.shared), component, digest, footprint)?;
         Ok((verifier, source))
     }
 
@@ -186,8 +188,9 @@ impl VerifierHost {
     }
 }
 
-/// Refuses bytes that are not a component, or are over a load limit.
-pub(crate) fn admit(bytes: &[u8], limits: &LoadLimits) -> Result<(), LoadError> {
+/// Refuses bytes that are not a component, or are over a load limit; else
+/// what instantiating them creates.
+pub(crate) fn admit(bytes: &[u8], limits: &LoadLimits) -> Result<Footprint, LoadError> {
     match component::kind(bytes) {
         WasmKind::Component => census::check(bytes, limits, census::Scope::Structure),
         WasmKind::CoreModule => Err(LoadError::CoreModule),

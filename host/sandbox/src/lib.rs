@@ -31,6 +31,7 @@ mod checker;
 mod clock;
 mod component;
 mod convert;
+mod deny;
 mod error;
 mod exec;
 mod fsutil;
@@ -52,6 +53,7 @@ pub use artifacts::{
     ArtifactData, ArtifactError, ArtifactStore, DirStore, MAX_ARTIFACT_ID_BYTES, MemoryStore,
     validate_artifact_id,
 };
+pub use census::Footprint;
 pub use checker::{CheckerTotals, WasmChecker};
 pub use clock::CLOCK_RESOLUTION;
 pub use component::{Role, WasmKind};

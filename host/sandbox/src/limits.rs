@@ -28,7 +28,12 @@ pub struct Limits {
     pub list_max_entries: u32,
     /// Table elements cap. Default 20,000.
     pub table_elements: u32,
-    /// Instances a component may create. Default 32.
+    /// Core module instances a component may create (also bounds its
+    /// tables, four per instance). Default 64: a componentize-py build
+    /// needs 14 (38 with `--stub-wasi`), a componentize-js build 4, a Rust
+    /// verifier 3. A component that needs more is refused at the call
+    /// ([`LoadError::OverLimit`](crate::LoadError::OverLimit) naming
+    /// `instances`, reported as `load_rejected`).
     pub instances: u32,
 }
 
@@ -42,7 +47,7 @@ impl Default for Limits {
             artifact_reads_per_call: 64,
             list_max_entries: 1_000,
             table_elements: 20_000,
-            instances: 32,
+            instances: 64,
         }
     }
 }
