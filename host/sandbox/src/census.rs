@@ -26,6 +26,8 @@ pub struct Footprint {
     pub memories: u32,
     /// Tables defined by the component's core modules.
     pub tables: u32,
+    /// Function body bytes over all core modules: what is compiled.
+    pub code_bytes: u64,
 }
 
 impl Footprint {
@@ -105,6 +107,7 @@ pub(crate) fn check(
             }
             Payload::CodeSectionEntry(body) => {
                 let size = body.range().len() as u64;
+                footprint.code_bytes = footprint.code_bytes.saturating_add(size);
                 over(
                     "max_function_bytes",
                     size,

@@ -5,7 +5,7 @@
 use crate::census::Footprint;
 use crate::component::{Role, WasmKind, kind, roles};
 use crate::error::LoadError;
-use crate::host::{VerifierHost, admit};
+use crate::host::{VerifierHost, admit, compile};
 use crate::limits::Limits;
 use crate::verifier::LoadedVerifier;
 use serde::Serialize;
@@ -71,13 +71,13 @@ fn inspect(host: &VerifierHost, bytes: &[u8], limits: &Limits) -> Inspection {
         WasmKind::Component => {
             let admitted = admit(bytes, host.load_limits()).and_then(|footprint| {
                 out.footprint = Some(footprint);
-                host.compile(bytes, &digest)
-                    .map(|(component, _)| (component, footprint))
+                let shared = host.shared_for(&footprint)?;
+                compile(&shared, bytes, &digest)
+                    .map(|(component, _)| (component, footprint, shared))
             });
             match admitted {
                 Err(err) => Some(err),
-                Ok((component, footprint)) => {
-                    let shared = host.shared();
+                Ok((component, footprint, shared)) => {
                     let ty = component.component_type();
                     out.imports = ty
                         .imports(&shared.engine)
@@ -88,7 +88,7 @@ fn inspect(host: &VerifierHost, bytes: &[u8], limits: &Limits) -> Inspection {
                         .map(|(n, _)| n.to_owned())
                         .collect();
                     out.roles = roles(out.exports.iter().map(String::as_str));
-                    LoadedVerifier::prepare(Arc::clone(shared), component, digest, footprint)
+                    LoadedVerifier::prepare(Arc::clone(&shared), component, digest, footprint)
                         .and_then(|_| footprint.fits(limits, shared.load.max_memories))
                         .err()
                 }

@@ -58,7 +58,7 @@ pub use checker::{CheckerTotals, WasmChecker};
 pub use clock::CLOCK_RESOLUTION;
 pub use component::{Role, WasmKind};
 pub use error::{CheckError, LoadError, TrapKind};
-pub use host::{HostConfig, LoadSource, VerifierHost, read_component};
+pub use host::{CompilerChoice, HostConfig, LoadSource, VerifierHost, read_component};
 pub use imports::ALLOWED_IMPORTS;
 pub use inspect::Inspection;
 pub use limits::{Limits, LoadLimits};

@@ -35,6 +35,21 @@ pub struct CheckArgs {
     /// Memory cap in MiB.
     #[arg(long, value_name = "N")]
     memory_mib: Option<u64>,
+    /// Core module instances the verifier may create (default 64).
+    #[arg(long, value_name = "N")]
+    instances: Option<u64>,
+    /// Table elements cap.
+    #[arg(long, value_name = "N")]
+    table_elements: Option<u64>,
+    /// Artifact operations per check.
+    #[arg(long, value_name = "N")]
+    artifact_reads: Option<u64>,
+    /// Largest artifact one read returns, in bytes.
+    #[arg(long, value_name = "N")]
+    artifact_bytes: Option<u64>,
+    /// Most ids one artifact `list` returns.
+    #[arg(long, value_name = "N")]
+    list_max_entries: Option<u64>,
     /// Sample the progress key instead of the completion check.
     #[arg(long)]
     progress: bool,
@@ -52,6 +67,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         fuel: args.fuel,
         timeout_ms: args.timeout_ms,
         memory_mib: args.memory_mib,
+        instances: args.instances,
+        table_elements: args.table_elements,
+        artifact_reads: args.artifact_reads,
+        artifact_bytes: args.artifact_bytes,
+        list_max_entries: args.list_max_entries,
     };
     limits
         .validate()
