@@ -127,7 +127,11 @@ fn the_demo_story_completes(lang: &str) {
         json!({"complete": true, "reason": "artifact A42 is ready"}),
         "{lang}"
     );
-    assert_eq!(value["recovery"], json!({"used": 1, "allowed": 2}), "{lang}");
+    assert_eq!(
+        value["recovery"],
+        json!({"used": 1, "allowed": 2}),
+        "{lang}"
+    );
     assert_eq!(value["checker"]["checks"], 2, "{lang}");
     assert_eq!(value["checker"]["errors"], 0, "{lang}");
     assert_eq!(fake.requests(), 3, "{lang}");

@@ -13,7 +13,7 @@
 //! bounded load). Both tiers meter fuel and stop at epochs the same way
 //! (`tests/sandbox_tiers.rs` runs the hostile guests under each).
 
-use crate::cache::CompileCache;
+use crate::cache::{CompileCache, DigestIndex, FileIdentity};
 use crate::census::{self, Footprint};
 use crate::component::{self, WasmKind};
 use crate::error::LoadError;
@@ -100,6 +100,8 @@ pub struct VerifierHost {
     shared: Arc<Shared>,
     /// The Winch tier, started with the first component that needs it.
     winch: Arc<Mutex<Option<Arc<Shared>>>>,
+    /// Digests of component files already admitted (with a cache directory).
+    index: Option<Arc<DigestIndex>>,
     config: Arc<HostConfig>,
 }
 
@@ -131,9 +133,16 @@ impl VerifierHost {
         };
         let shared = Arc::new(start_tier(&config, first)?);
         let winch = (first == Tier::Winch).then(|| Arc::clone(&shared));
+        let index = match &config.cache_dir {
+            Some(dir) => Some(Arc::new(DigestIndex::open(dir).map_err(|e| {
+                LoadError::Io(format!("cannot open the compile cache: {}", e.kind()))
+            })?)),
+            None => None,
+        };
         Ok(Self {
             shared,
             winch: Arc::new(Mutex::new(winch)),
+            index,
             config: Arc::new(config),
         })
     }
@@ -176,9 +185,36 @@ impl VerifierHost {
     /// Loads a verifier from a `.wasm` file: a regular file no larger than
     /// [`LoadLimits::max_component_bytes`], opened without blocking (a FIFO
     /// or a device is refused, not waited on).
+    ///
+    /// With a cache directory, a file loaded before and unchanged since
+    /// (same device, inode, size, modification and status-change times)
+    /// is neither read nor hashed again: its digest and census come from
+    /// the cache's index, its code from the compile cache.
     pub fn load_file(&self, path: impl AsRef<Path>) -> Result<LoadedVerifier, LoadError> {
-        let bytes = read_component(path.as_ref(), self.shared.load.max_component_bytes)?;
-        self.load_bytes(&bytes).map(|(v, _)| v)
+        let path = path.as_ref();
+        let identity = self.index.as_ref().and(FileIdentity::of(path));
+        if let Some(verifier) = identity.and_then(|id| self.load_known(&id)) {
+            return Ok(verifier);
+        }
+        let bytes = read_component(path, self.shared.load.max_component_bytes)?;
+        let (verifier, _, footprint) = self.load_admitted(&bytes)?;
+        // Recorded only when the file did not change while it was read.
+        if let (Some(index), Some(id)) = (&self.index, identity)
+            && FileIdentity::of(path) == Some(id)
+            && let Err(err) = index.put(&id, &self.shared.load, verifier.digest(), &footprint)
+        {
+            tracing::warn!(error = %err.kind(), "cannot write the compile cache index");
+        }
+        Ok(verifier)
+    }
+
+    /// The verifier for a file already admitted under these load limits,
+    /// if its compiled code is in the cache.
+    fn load_known(&self, id: &FileIdentity) -> Option<LoadedVerifier> {
+        let (digest, footprint) = self.index.as_ref()?.get(id, &self.shared.load)?;
+        let shared = self.shared_for(&footprint).ok()?;
+        let component = shared.cache.as_ref()?.load(&shared.engine, &digest)?;
+        LoadedVerifier::prepare(shared, component, digest, footprint).ok()
     }
 
     /// Loads a verifier from component bytes; says whether the compile cache
@@ -186,12 +222,19 @@ impl VerifierHost {
     /// exports) and prepared once; every call then instantiates it in a
     /// fresh store.
     pub fn load_bytes(&self, bytes: &[u8]) -> Result<(LoadedVerifier, LoadSource), LoadError> {
+        self.load_admitted(bytes).map(|(v, source, _)| (v, source))
+    }
+
+    fn load_admitted(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(LoadedVerifier, LoadSource, Footprint), LoadError> {
         let footprint = admit(bytes, &self.shared.load)?;
         let digest = hex::encode(Sha256::digest(bytes));
         let shared = self.shared_for(&footprint)?;
         let (component, source) = compile(&shared, bytes, &digest)?;
         let verifier = LoadedVerifier::prepare(shared, component, digest, footprint)?;
-        Ok((verifier, source))
+        Ok((verifier, source, footprint))
     }
 
     /// The limits this host loads components under.
