@@ -5,6 +5,7 @@ pub mod console;
 pub mod demo;
 pub mod fake_provider;
 pub mod inspect;
+pub mod new_verifier;
 pub mod run;
 
 use anyhow::Context;
