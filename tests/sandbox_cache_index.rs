@@ -96,3 +96,53 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// With `map_cache_entries`, an entry checked once is mapped on later
+/// loads; an entry replaced by other bytes (by rename, as this host writes)
+/// is read, refused by its checksum, and recompiled.
+#[test]
+fn mapped_entries_load_and_a_replaced_entry_is_recompiled() {
+    let cache = tempfile::tempdir().unwrap();
+    let mapping = || {
+        VerifierHost::new(HostConfig {
+            cache_dir: Some(cache.path().to_owned()),
+            map_cache_entries: true,
+            ..HostConfig::default()
+        })
+        .unwrap()
+    };
+    let (tenant, _) = ready_tenant("cache-map");
+    let first = mapping().load_file(guests::ARTIFACT_READY).unwrap();
+    for _ in 0..2 {
+        let again = mapping().load_file(guests::ARTIFACT_READY).unwrap();
+        assert_eq!(again.digest(), first.digest());
+        let verdict = again
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result
+            .unwrap();
+        assert!(verdict.complete, "{verdict:?}");
+    }
+    for entry in walk(cache.path()) {
+        if entry.extension().is_some_and(|e| e == "cwasm") {
+            let replacement = entry.with_extension("new");
+            std::fs::write(&replacement, b"not a compiled component").unwrap();
+            std::fs::rename(&replacement, &entry).unwrap();
+        }
+    }
+    let verifier = mapping().load_file(guests::ARTIFACT_READY).unwrap();
+    assert!(
+        verifier
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result
+            .unwrap()
+            .complete
+    );
+    // The loaded verifiers from before still run (their mappings stay).
+    assert!(
+        first
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result
+            .unwrap()
+            .complete
+    );
+}

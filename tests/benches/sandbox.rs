@@ -443,6 +443,20 @@ fn polyglot_rows() {
                     .unwrap_or_else(|e| panic!("{lang}: {e}"));
             }),
         );
+        let mapping_host = VerifierHost::new(HostConfig {
+            cache_dir: Some(cache.path().to_owned()),
+            map_cache_entries: true,
+            ..HostConfig::default()
+        })
+        .unwrap_or_else(|e| panic!("host: {e}"));
+        let mapped = measure(
+            iters,
+            timed(|| {
+                mapping_host
+                    .load_file(&path)
+                    .unwrap_or_else(|e| panic!("{lang}: {e}"));
+            }),
+        );
         let verifier = cached_host
             .load_file(&path)
             .unwrap_or_else(|e| panic!("{lang}: {e}"));
@@ -459,11 +473,13 @@ fn polyglot_rows() {
             }),
         );
         println!(
-            "| {lang} | {:.1} MB | {} | {} / {} | {} / {} | {fuel} |",
+            "| {lang} | {:.1} MB | {} | {} / {} | {} / {} | {} / {} | {fuel} |",
             size as f64 / 1e6,
             fmt(compile),
             fmt(load.p50),
             fmt(load.p99),
+            fmt(mapped.p50),
+            fmt(mapped.p99),
             fmt(check.p50),
             fmt(check.p99),
         );

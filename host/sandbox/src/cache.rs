@@ -1,7 +1,17 @@
 //! On-disk cache of compiled components, keyed by the SHA-256 of the `.wasm`
 //! bytes, in a directory per engine configuration (so per compiler tier).
-//! Each entry is the XXH3-128 checksum of the serialized component followed
-//! by the serialized component.
+//! Each entry is the serialized component (`<digest>.cwasm`) and beside it
+//! its XXH3-128 checksum with the file identity it was checked for
+//! (`<digest>.sum`). An entry is read into memory and checked before
+//! wasmtime sees it. With [`HostConfig::map_cache_entries`] an entry whose
+//! file is the one checked (same device, inode, size and times) is instead
+//! mapped by wasmtime without being read (`Component::deserialize_file`): a
+//! 64 MB entry then loads in about 2 ms instead of tens, but a process that
+//! has it mapped dies of `SIGBUS` if anyone truncates or rewrites the file
+//! in place (this host never does: it writes by rename), and damage on disk
+//! after the check goes unnoticed.
+//!
+//! [`HostConfig::map_cache_entries`]: crate::HostConfig::map_cache_entries
 //!
 //! Only bytes this host compiled and wrote itself are ever deserialized. A
 //! cached artifact that wasmtime refuses (another wasmtime version, other
@@ -10,15 +20,16 @@
 //!
 //! # Integrity
 //!
-//! The checksum catches damage (a torn or truncated write, a flipped bit)
-//! before wasmtime sees the bytes; XXH3-128 misses a random corruption with
-//! probability 2⁻¹²⁸ and checks a 40 MB entry in a few milliseconds (the
-//! SHA-256 it replaces took most of a cached load). It is not, and the
-//! SHA-256 was not, a defence against someone writing the cache: whoever can
-//! write an entry can write its checksum too, and a key stored beside the
-//! entries would be just as writable. That is what the directory's
-//! permissions are for: it is created private (0700) and only this host
-//! writes into it, by write-then-rename.
+//! The checksum catches damage (a torn or truncated write, a flipped bit, a
+//! file changed after it was written) before wasmtime sees the bytes;
+//! XXH3-128 misses a random corruption with probability 2⁻¹²⁸. It is
+//! checked at every load that reads the entry (every load, unless entries
+//! are mapped). It is not, and the SHA-256 it replaces was
+//! not, a defence against someone writing the cache: whoever can write an
+//! entry can write its checksum too, and a key stored beside the entries
+//! would be just as writable. That is what the directory's permissions are
+//! for: it is created private (0700) and only this host writes into it, by
+//! write-then-rename.
 //!
 //! # Digest index
 //!
@@ -36,9 +47,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use twox_hash::XxHash3_128;
 use wasmtime::Engine;
 use wasmtime::component::Component;
-
-/// Bytes of the checksum in front of each entry.
-const SUM_BYTES: usize = 16;
 
 /// Creates `dir` (and its parents) private to the user.
 fn create_private(dir: &Path) -> io::Result<()> {
@@ -76,16 +84,19 @@ fn write_atomic(dir: &Path, name: &str, parts: &[&[u8]]) -> io::Result<()> {
 #[derive(Debug)]
 pub(crate) struct CompileCache {
     dir: PathBuf,
+    /// Map an unchanged, already checked entry instead of reading it.
+    map: bool,
 }
 
 impl CompileCache {
-    /// Uses `base/<engine-hash>/` as the cache directory, creating it.
-    pub(crate) fn open(base: &Path, engine: &Engine) -> io::Result<Self> {
+    /// Uses `base/<engine-hash>/` as the cache directory, creating it;
+    /// `map`: see the module docs.
+    pub(crate) fn open(base: &Path, engine: &Engine, map: bool) -> io::Result<Self> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let dir = base.join(format!("{:016x}", hasher.finish()));
         create_private(&dir)?;
-        Ok(Self { dir })
+        Ok(Self { dir, map })
     }
 
     fn path(&self, digest: &str) -> PathBuf {
@@ -95,44 +106,80 @@ impl CompileCache {
     /// The cached component for `digest`, if present and valid for `engine`.
     pub(crate) fn load(&self, engine: &Engine, digest: &str) -> Option<Component> {
         let path = self.path(digest);
-        // Read into memory rather than mapping the file: a file changed in
-        // place while mapped would fault the process.
-        let file = std::fs::read(&path).ok()?;
-        // Each entry starts with the checksum of the rest, so a damaged file
-        // is caught here rather than handed to `deserialize`.
-        let Some(bytes) = file
-            .split_at_checked(SUM_BYTES)
-            .filter(|(sum, rest)| XxHash3_128::oneshot(rest).to_le_bytes() == **sum)
-            .map(|(_, rest)| rest)
-        else {
-            tracing::debug!(%digest, "compile cache entry damaged; recompiling");
-            let _ = std::fs::remove_file(&path);
-            return None;
+        let sum_path = self.dir.join(format!("{digest}.sum"));
+        let (sum, checked) = read_sum(&sum_path)?;
+        let loaded = if self.map && checked.is_some() && checked == FileIdentity::of(&path) {
+            // SAFETY: `deserialize_file` maps the file and trusts it to be
+            // wasmtime's own compiled output that nobody changes while it is
+            // mapped (the host's configuration opted in to that, see the
+            // module docs). Entries are written only by `store` below, from
+            // `Component::serialize` of a component this host compiled, into
+            // a private (0700) directory, by write-then-rename: never
+            // changed in place (a removed entry stays mapped intact). This
+            // file is the very one whose checksum was checked (same device,
+            // inode, size, modification and status-change times), and
+            // wasmtime checks the header (version, engine settings).
+            #[allow(unsafe_code)]
+            unsafe {
+                Component::deserialize_file(engine, &path)
+            }
+        } else {
+            // Read it and check it first.
+            let bytes = std::fs::read(&path).ok()?;
+            if XxHash3_128::oneshot(&bytes) != sum {
+                tracing::debug!(%digest, "compile cache entry damaged; recompiling");
+                self.remove(digest);
+                return None;
+            }
+            // SAFETY: as above, on bytes just checked against the checksum
+            // `store` recorded.
+            #[allow(unsafe_code)]
+            unsafe {
+                Component::deserialize(engine, &bytes)
+            }
         };
-        // SAFETY: `deserialize` trusts its input to be wasmtime's own
-        // compiled output. Files in this directory are written only by
-        // `store` below, from `Component::serialize` of a component this host
-        // compiled, under a private (0700) directory; the checksum above
-        // catches damage, and wasmtime additionally checks the header
-        // (version, engine settings) and refuses a mismatch.
-        #[allow(unsafe_code)]
-        let loaded = unsafe { Component::deserialize(engine, bytes) };
         match loaded {
             Ok(component) => Some(component),
             Err(err) => {
                 tracing::debug!(%digest, error = %err, "compile cache entry refused; recompiling");
-                let _ = std::fs::remove_file(&path);
+                self.remove(digest);
                 None
             }
         }
     }
 
-    /// Stores `component` for `digest`, atomically (write, then rename).
+    fn remove(&self, digest: &str) {
+        let _ = std::fs::remove_file(self.path(digest));
+        let _ = std::fs::remove_file(self.dir.join(format!("{digest}.sum")));
+    }
+
+    /// Stores `component` for `digest`, atomically (write, then rename),
+    /// then its checksum with the identity of the file just written.
     pub(crate) fn store(&self, digest: &str, component: &Component) -> io::Result<()> {
         let bytes = component.serialize().map_err(io::Error::other)?;
-        let sum = XxHash3_128::oneshot(&bytes).to_le_bytes();
-        write_atomic(&self.dir, &format!("{digest}.cwasm"), &[&sum, &bytes])
+        let sum = XxHash3_128::oneshot(&bytes);
+        write_atomic(&self.dir, &format!("{digest}.cwasm"), &[&bytes])?;
+        let id = FileIdentity::of(&self.path(digest));
+        let mut text = format!("{sum:032x}");
+        if let Some(id) = id {
+            for word in id.0 {
+                text.push_str(&format!(" {word}"));
+            }
+        }
+        text.push('\n');
+        write_atomic(&self.dir, &format!("{digest}.sum"), &[text.as_bytes()])
     }
+}
+
+/// A `.sum` file: the entry's checksum and, if recorded, the identity of
+/// the entry file it was computed for.
+fn read_sum(path: &Path) -> Option<(u128, Option<FileIdentity>)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut fields = text.split_ascii_whitespace();
+    let sum = u128::from_str_radix(fields.next()?, 16).ok()?;
+    let words: Vec<u64> = fields.map_while(|w| w.parse().ok()).collect();
+    let id = <[u64; 7]>::try_from(words).ok().map(FileIdentity);
+    Some((sum, id))
 }
 
 /// What identifies one version of a file's contents: device, inode, size,
