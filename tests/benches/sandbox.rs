@@ -421,9 +421,9 @@ fn polyglot_rows() {
     let tenant = tenant();
     let packet = read_packet();
     println!(
-        "\n| language | size | compile | cached load p50 / p99 | fresh check p50 / p99 | fuel |"
+        "\n| language | size | compile | cached load p50 / p99 | mapped cached load p50 / p99 | fresh check p50 / p99 | fuel |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for (lang, path) in samples {
         let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -109,6 +109,11 @@ pub(crate) fn check(
                 let size = body.range().len() as u64;
                 footprint.code_bytes = footprint.code_bytes.saturating_add(size);
                 over(
+                    "max_code_bytes",
+                    footprint.code_bytes,
+                    limits.max_code_bytes,
+                )?;
+                over(
                     "max_function_bytes",
                     size,
                     u64::from(limits.max_function_bytes),

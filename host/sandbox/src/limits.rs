@@ -89,6 +89,9 @@ pub struct LoadLimits {
     /// Most functions defined over all core modules (each is compiled).
     /// Default 20,000 (a componentize-js verifier has 12,613).
     pub max_functions: u32,
+    /// Most code (function body bytes, over all core modules). Default
+    /// 16 MiB (a componentize-js verifier has 9.2 MB, componentize-py 6.5).
+    pub max_code_bytes: u64,
     /// Largest single function body, in bytes. Default 512 KiB (CPython's
     /// interpreter loop in a componentize-py verifier is 417 KiB).
     pub max_function_bytes: u32,
@@ -104,7 +107,7 @@ pub struct LoadLimits {
     pub max_cranelift_code_bytes: u64,
     /// [`LoadLimits::max_compile_cost`] for a component compiled with
     /// Winch, in the same units (Winch compiles about ten times faster).
-    /// Default 40,000,000 (the componentize-js sample costs 26.6 M, the
+    /// Default 30,000,000 (the componentize-js sample costs 26.6 M, the
     /// componentize-py one 18.9 M).
     pub max_winch_compile_cost: u64,
     /// Most linear memories a core module defines, and a call's instances
@@ -122,10 +125,11 @@ impl Default for LoadLimits {
         Self {
             max_component_bytes: 24 * 1024 * 1024,
             max_functions: 20_000,
+            max_code_bytes: 16 * 1024 * 1024,
             max_function_bytes: 512 * 1024,
             max_compile_cost: 3_000_000,
             max_cranelift_code_bytes: 2 * 1024 * 1024,
-            max_winch_compile_cost: 40_000_000,
+            max_winch_compile_cost: 30_000_000,
             max_memories: 4,
             max_tables: 4,
             max_table_elements: 100_000,
