@@ -198,6 +198,43 @@ const WASI_STUBS: &[&str] = &[
          use terminal-output.{terminal-output};
          get-terminal-stderr: func() -> option<terminal-output>;
      }",
+    "package wasi:filesystem@0.2.0;
+     interface types { resource descriptor; }
+     interface preopens {
+         use types.{descriptor};
+         get-directories: func() -> list<tuple<descriptor, string>>;
+     }",
+    "package wasi:sockets@0.2.0;
+     interface network {
+         resource network;
+         enum error-code {
+             unknown, access-denied, not-supported, invalid-argument, out-of-memory,
+             timeout, concurrency-conflict, not-in-progress, would-block, invalid-state,
+             new-socket-limit, address-not-bindable, address-in-use, remote-unreachable,
+             connection-refused, connection-reset, connection-aborted, datagram-too-large,
+             name-unresolvable, temporary-resolver-failure, permanent-resolver-failure,
+         }
+         enum ip-address-family { ipv4, ipv6 }
+     }
+     interface instance-network {
+         use network.{network};
+         instance-network: func() -> network;
+     }
+     interface tcp { resource tcp-socket; }
+     interface tcp-create-socket {
+         use network.{error-code, ip-address-family};
+         use tcp.{tcp-socket};
+         create-tcp-socket: func(address-family: ip-address-family) -> result<tcp-socket, error-code>;
+     }
+     interface udp { resource udp-socket; }
+     interface udp-create-socket {
+         use network.{error-code, ip-address-family};
+         use udp.{udp-socket};
+         create-udp-socket: func(address-family: ip-address-family) -> result<udp-socket, error-code>;
+     }
+     interface ip-name-lookup { resource resolve-address-stream; }",
+    "package wasi:http@0.2.0;
+     interface types { resource fields; }",
 ];
 
 /// Per allowed interface, the core import that makes a component import it:
@@ -263,7 +300,53 @@ const CORE_IMPORTS: &[(&str, Option<(&str, &str)>)] = &[
         "wasi:cli/terminal-stderr",
         Some(("get-terminal-stderr", "(param i32)")),
     ),
+    (
+        "wasi:filesystem/types",
+        Some(("[resource-drop]descriptor", "(param i32)")),
+    ),
+    (
+        "wasi:filesystem/preopens",
+        Some(("get-directories", "(param i32)")),
+    ),
+    (
+        "wasi:sockets/network",
+        Some(("[resource-drop]network", "(param i32)")),
+    ),
+    (
+        "wasi:sockets/instance-network",
+        Some(("instance-network", "(result i32)")),
+    ),
+    (
+        "wasi:sockets/tcp",
+        Some(("[resource-drop]tcp-socket", "(param i32)")),
+    ),
+    (
+        "wasi:sockets/tcp-create-socket",
+        Some(("create-tcp-socket", "(param i32 i32)")),
+    ),
+    (
+        "wasi:sockets/udp",
+        Some(("[resource-drop]udp-socket", "(param i32)")),
+    ),
+    (
+        "wasi:sockets/udp-create-socket",
+        Some(("create-udp-socket", "(param i32 i32)")),
+    ),
+    (
+        "wasi:sockets/ip-name-lookup",
+        Some(("[resource-drop]resolve-address-stream", "(param i32)")),
+    ),
+    (
+        "wasi:http/types",
+        Some(("[resource-drop]fields", "(param i32)")),
+    ),
+    // See BUILT_GUEST_IMPORT.
+    ("wasi:http/outgoing-handler", None),
 ];
+
+/// The allowed interface shown linked by a built guest rather than a
+/// component written here.
+const BUILT_GUEST_IMPORT: &str = "wasi:http/outgoing-handler";
 
 /// The `core-good` verifier (complete, reason `ok`) built for a world that
 /// exports `completion` and imports `import` (`interface@version`, declared
@@ -309,6 +392,19 @@ fn every_allowed_import_is_linked() {
             .find(|(name, _)| name == interface)
             .unwrap_or_else(|| panic!("no core import for allowed `{interface}`: add one"))
             .1;
+        if *interface == BUILT_GUEST_IMPORT {
+            // Its one function's types are most of wasi:http: a guest built
+            // with the `wasip2` crate imports it, loads and calls it
+            // (`tests/sandbox_wasi_deny.rs`).
+            let info = host().inspect(&std::fs::read(guests::HOSTILE_WASI_DENY).unwrap());
+            assert!(
+                info.imports.iter().any(|i| i.starts_with(interface)),
+                "{:?}",
+                info.imports
+            );
+            assert_eq!(info.rejected, None);
+            continue;
+        }
         let import = format!("{interface}@{major_minor}.0");
         let bytes = component(WASI_STUBS, &import, item);
         let inspection = host().inspect(&bytes);
@@ -339,14 +435,19 @@ fn every_allowed_import_is_linked() {
 /// the import, a function of it returning `u32`).
 const REFUSED: &[(&str, &str, &str)] = &[
     (
-        "package wasi:filesystem@0.2.0; interface preopens { get-directories: func() -> u32; }",
-        "wasi:filesystem/preopens@0.2.0",
-        "get-directories",
+        "package wasi:keyvalue@0.2.0; interface store { open: func() -> u32; }",
+        "wasi:keyvalue/store@0.2.0",
+        "open",
     ),
     (
-        "package wasi:sockets@0.2.0; interface instance-network { instance-network: func() -> u32; }",
-        "wasi:sockets/instance-network@0.2.0",
-        "instance-network",
+        "package wasi:http@0.2.0; interface incoming-handler { handle: func() -> u32; }",
+        "wasi:http/incoming-handler@0.2.0",
+        "handle",
+    ),
+    (
+        "package wasi:filesystem@0.3.0; interface preopens { get-directories: func() -> u32; }",
+        "wasi:filesystem/preopens@0.3.0",
+        "get-directories",
     ),
     (
         "package verdict:verifier@0.2.0; interface artifacts { read: func() -> u32; }",
@@ -362,11 +463,68 @@ fn imports_outside_the_allowlist_are_refused() {
         assert_eq!(
             host().load_bytes(&bytes).err(),
             Some(LoadError::ForbiddenImport {
-                import: (*import).to_owned()
+                imports: vec![(*import).to_owned()]
             }),
             "{import}"
         );
     }
+}
+
+/// A component with several forbidden imports is refused naming every one,
+/// at load and by `inspect` (the refusal used to name only the first).
+#[test]
+fn every_forbidden_import_is_named() {
+    let stubs: Vec<&str> = REFUSED.iter().map(|(stub, ..)| *stub).collect();
+    let imports: Vec<&str> = REFUSED.iter().map(|(_, import, _)| *import).collect();
+    let bytes = several_imports(&stubs, &imports);
+    let Some(LoadError::ForbiddenImport { imports: named }) = host().load_bytes(&bytes).err()
+    else {
+        panic!("refused as forbidden imports");
+    };
+    let mut sorted = named.clone();
+    sorted.sort();
+    let mut expected: Vec<String> = imports.iter().map(|i| (*i).to_owned()).collect();
+    expected.sort();
+    assert_eq!(sorted, expected);
+    let rejected = host().inspect(&bytes).rejected.expect("rejected");
+    for import in &imports {
+        assert!(rejected.contains(import), "{rejected}");
+    }
+    assert!(!rejected.contains('\n'), "one line: {rejected}");
+}
+
+/// The `core-good` verifier importing (without calling) every interface in
+/// `imports`, each declared by one of `stubs`.
+fn several_imports(stubs: &[&str], imports: &[&str]) -> Vec<u8> {
+    let mut resolve = wit_parser::Resolve::default();
+    resolve
+        .push_path(core_guest::wit_dir())
+        .expect("the WIT parses");
+    for (i, stub) in stubs.iter().enumerate() {
+        resolve
+            .push_str(format!("stub-{i}.wit"), stub)
+            .expect("the stub parses");
+    }
+    let lines: String = imports.iter().map(|i| format!("import {i}; ")).collect();
+    let world = format!(
+        "package contract:imports;
+         world w {{ {lines} export verdict:verifier/completion@0.1.0; }}"
+    );
+    let package = resolve
+        .push_str("contract.wit", &world)
+        .expect("the contract world parses");
+    let world = resolve
+        .select_world(&[package], Some("w"))
+        .expect("the world exists");
+    let mut core = core_guest::source("good");
+    let at = core.find("(module").expect("a module") + "(module".len();
+    for (import, (_, _, item)) in imports.iter().zip(REFUSED) {
+        core.insert_str(
+            at,
+            &format!("\n  (import \"{import}\" \"{item}\" (func (result i32)))"),
+        );
+    }
+    core_guest::encode(&core, &resolve, world)
 }
 
 // ---------------------------------------------------------------------------

@@ -6,7 +6,10 @@
 mod contract;
 mod guests_built;
 mod sandbox_answer_copy;
+mod sandbox_cache_index;
 mod sandbox_hostile;
 mod sandbox_hostile_abi;
 mod sandbox_hostile_calls;
+mod sandbox_tiers;
 mod sandbox_verifiers;
+mod sandbox_wasi_deny;

@@ -230,14 +230,39 @@ fn reads_per_call_are_capped() {
     assert_good_verifier_still_works();
 }
 
+/// `wasi:filesystem` is linked without a single preopened directory: the
+/// guest loads, and its read of a host file fails inside the guest.
 #[test]
-fn forbidden_import_is_refused_at_load_naming_it() {
-    match host().load_file(guests::HOSTILE_FORBIDDEN_IMPORT) {
-        Err(LoadError::ForbiddenImport { import }) => {
-            assert!(import.starts_with("wasi:filesystem/"), "{import}");
-        }
-        other => panic!("expected a forbidden import, got {other:?}"),
-    }
+fn a_guest_reading_a_file_loads_and_reads_nothing() {
+    let verdict = load(guests::HOSTILE_FORBIDDEN_IMPORT)
+        .check(
+            &tenant_with(Limits::default()),
+            &read_packet(),
+            &CheckContext::new(),
+        )
+        .result
+        .unwrap();
+    assert!(!verdict.complete, "{verdict:?}");
+    assert_eq!(verdict.feedback.as_deref(), Some("no filesystem"));
+    assert_good_verifier_still_works();
+}
+
+/// A component needing more core instances than the tenant allows is
+/// refused at the call, naming the limit (the Rust sample needs 3).
+#[test]
+fn a_component_over_the_instance_limit_is_refused_naming_it() {
+    let limits = Limits {
+        instances: 2,
+        ..Limits::default()
+    };
+    assert_eq!(
+        check_err(guests::ARTIFACT_READY, limits),
+        CheckError::LoadRejected(LoadError::OverLimit {
+            limit: "instances",
+            found: 3,
+            max: 2
+        })
+    );
     assert_good_verifier_still_works();
 }
 

@@ -185,7 +185,7 @@ fn a_compile_bomb_is_refused_before_compiling() {
         LoadError::OverLimit {
             limit: "max_functions",
             found: 100_002,
-            max: 10_000
+            max: 20_000
         }
     );
     // `inspect` refuses it the same way, without compiling either.

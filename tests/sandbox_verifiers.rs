@@ -252,7 +252,9 @@ fn inspect_reports_roles_imports_and_acceptance() {
             .iter()
             .any(|i| i.starts_with("wasi:filesystem/"))
     );
-    assert!(info.rejected.unwrap().contains("wasi:filesystem/"));
+    // Linked deny-all (no preopens): accepted.
+    assert_eq!(info.rejected, None);
+    assert_eq!(info.footprint.map(|f| f.core_instances), Some(3));
 
     let info = host().inspect(b"\0asm\x01\0\0\0");
     assert_eq!(info.kind, WasmKind::CoreModule);

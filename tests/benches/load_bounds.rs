@@ -249,6 +249,44 @@ fn main() {
             blocks(1, big_blocks, 500),
         ),
     ];
+    // Issue 14: components with more than `max_cranelift_code_bytes` of code
+    // compile with Winch, bounded by `max_winch_compile_cost` and the size.
+    let winch_budget = limits.max_winch_compile_cost * 97 / 100;
+    let winch_fit = |loops: u64, calls: u64, bytes: u64, min_code: u64| {
+        let one = 200 + bytes + 100 * loops + 25 * calls + 10 * loops + (2 * loops).pow(2) / 50;
+        let by_cost = winch_budget / one;
+        let room = (limits.max_component_bytes * 9 / 10).min(limits.max_code_bytes * 97 / 100);
+        let by_size = room / (bytes + 64).max(1);
+        let n = by_cost
+            .min(by_size)
+            .min(u64::from(limits.max_functions) - 2);
+        // Enough of them to be over the Cranelift tier's code bound.
+        assert!(n * bytes > min_code, "not a Winch-tier input");
+        usize::try_from(n).unwrap_or(0)
+    };
+    let tier = limits.max_cranelift_code_bytes;
+    let winch_calls = winch_fit(0, fn_bytes as u64 / 9, fn_bytes as u64, tier);
+    let winch_arith = winch_fit(0, 0, fn_bytes as u64, tier);
+    let winch_loops = winch_fit(50, 0, 610, tier);
+    let mut cases = cases;
+    cases.extend([
+        (
+            format!("Winch: {winch_calls} functions of ~{fn_bytes} bytes (calls and loads)"),
+            component(winch_calls, Shape::Calls, fn_bytes, false),
+        ),
+        (
+            format!("Winch: {winch_arith} functions of ~{fn_bytes} bytes (arithmetic)"),
+            component(winch_arith, Shape::Arithmetic, fn_bytes, false),
+        ),
+        (
+            format!("Winch: {winch_arith} functions of ~{fn_bytes} bytes (1,000 live locals)"),
+            component(winch_arith, Shape::Locals, fn_bytes, false),
+        ),
+        (
+            format!("Winch: {winch_loops} functions of 50 loops"),
+            loops(winch_loops, 100),
+        ),
+    ]);
     let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     println!("limits: {limits:?}");

@@ -532,4 +532,96 @@ fn print_table(rows: &[(String, Stats)], breakdown: &[(&str, Vec<CallStages>)]) 
             compile.as_secs_f64() / cached.as_secs_f64()
         );
     }
+    polyglot_rows();
+}
+
+// ---------------------------------------------------------------------------
+// Issue 14: a row set per language, the Rust sample beside the Python and
+// JavaScript ones (default componentize-py / componentize-js builds, found
+// in $VERDICT_POLYGLOT_DIR as artifact-ready-{python,js}.wasm; skipped with
+// a note when absent).
+
+/// Compile (the tier the host picks, once), cached load (`load_file` of an
+/// unchanged file through the compile cache), and fresh-instance checks on
+/// the ready packet (pooling), per language.
+fn polyglot_rows() {
+    let dir = std::env::var_os("VERDICT_POLYGLOT_DIR").map(std::path::PathBuf::from);
+    let mut samples = vec![("rust", std::path::PathBuf::from(guests::ARTIFACT_READY))];
+    for lang in ["python", "js"] {
+        match &dir {
+            Some(dir) if dir.join(format!("artifact-ready-{lang}.wasm")).is_file() => {
+                samples.push((lang, dir.join(format!("artifact-ready-{lang}.wasm"))));
+            }
+            _ => println!(
+                "\n(note: no {lang} row: set VERDICT_POLYGLOT_DIR to the output of \
+                 sample-verifiers/polyglot/build.sh)"
+            ),
+        }
+    }
+    let tenant = tenant();
+    let packet = read_packet();
+    println!(
+        "\n| language | size | compile | cached load p50 / p99 | mapped cached load p50 / p99 | fresh check p50 / p99 | fuel |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (lang, path) in samples {
+        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let started = Instant::now();
+        let compiled = host(true, Some(cache.path().to_owned()))
+            .load_file(&path)
+            .unwrap_or_else(|e| panic!("{lang}: {e}"));
+        let compile = started.elapsed();
+        drop(compiled);
+        let cached_host = host(true, Some(cache.path().to_owned()));
+        let iters = if size > 1_000_000 { 20 } else { 200 };
+        let load = measure(
+            iters,
+            timed(|| {
+                cached_host
+                    .load_file(&path)
+                    .unwrap_or_else(|e| panic!("{lang}: {e}"));
+            }),
+        );
+        let mapping_host = VerifierHost::new(HostConfig {
+            cache_dir: Some(cache.path().to_owned()),
+            map_cache_entries: true,
+            ..HostConfig::default()
+        })
+        .unwrap_or_else(|e| panic!("host: {e}"));
+        let mapped = measure(
+            iters,
+            timed(|| {
+                mapping_host
+                    .load_file(&path)
+                    .unwrap_or_else(|e| panic!("{lang}: {e}"));
+            }),
+        );
+        let verifier = cached_host
+            .load_file(&path)
+            .unwrap_or_else(|e| panic!("{lang}: {e}"));
+        let mut fuel = 0;
+        let check = measure(
+            200,
+            timed(|| {
+                let report = verifier.check(&tenant, &packet, &CheckContext::new());
+                fuel = report.metrics.fuel_used;
+                assert!(
+                    report.result.is_ok_and(|v| v.complete),
+                    "{lang}: the ready packet is complete"
+                );
+            }),
+        );
+        println!(
+            "| {lang} | {:.1} MB | {} | {} / {} | {} / {} | {} / {} | {fuel} |",
+            size as f64 / 1e6,
+            fmt(compile),
+            fmt(load.p50),
+            fmt(load.p99),
+            fmt(mapped.p50),
+            fmt(mapped.p99),
+            fmt(check.p50),
+            fmt(check.p99),
+        );
+    }
 }

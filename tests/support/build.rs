@@ -20,6 +20,7 @@ const GUESTS: &[&str] = &[
     "hostile-huge-progress-key",
     "hostile-cross-tenant",
     "hostile-forbidden-import",
+    "hostile-wasi-deny",
     "hostile-read-many",
     "hostile-host-calls",
     "packet-echo",

@@ -12,6 +12,7 @@ mod output;
 mod roots;
 mod session;
 mod signals;
+mod templates;
 mod workspace;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,9 @@ enum Command {
     /// Serve a scripted fake model provider on 127.0.0.1 (all four wire
     /// protocols, JSON and SSE) until interrupted.
     FakeProvider(commands::fake_provider::FakeProviderArgs),
+    /// Create a verifier project (Rust, Python or JavaScript) in an empty
+    /// directory, with a native test, ready to build into a component.
+    NewVerifier(commands::new_verifier::NewVerifierArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::FakeProvider(args) => commands::fake_provider::run(args),
+        Command::NewVerifier(args) => commands::new_verifier::run(args),
     };
     match result {
         Ok(code) => code.into(),

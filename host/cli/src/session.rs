@@ -9,7 +9,7 @@ use std::sync::Arc;
 use verdict_agent::{Agent, Checkers, ConnectorRegistry};
 use verdict_policy::LoopPolicy;
 use verdict_providers::{Connector, ConnectorConfig, Credential};
-use verdict_sandbox::{DirStore, LoadedVerifier, Tenant, VerifierHost, WasmChecker};
+use verdict_sandbox::{DirStore, LoadError, LoadedVerifier, Tenant, VerifierHost, WasmChecker};
 
 /// Why a session could not be set up; nothing ran.
 #[derive(Debug, thiserror::Error)]
@@ -71,16 +71,20 @@ fn load_verifier(
     spec: &str,
 ) -> Result<LoadedVerifier, ConfigError> {
     let at = [key("tenants"), key(tenant), key(field)];
-    let bytes = match file.verifier_source(spec) {
-        VerifierSource::Builtin(name) => crate::builtin::get(&name)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| file.error(&at, format!("no built-in verifier `{name}`")))?,
-        VerifierSource::File(path) => std::fs::read(&path)
-            .map_err(|e| file.error(&at, format!("cannot read {}: {e}", path.display())))?,
+    let rejected = |e: LoadError| file.error(&at, format!("{spec} is rejected: {e}"));
+    let verifier = match file.verifier_source(spec) {
+        VerifierSource::Builtin(name) => {
+            let bytes = crate::builtin::get(&name)
+                .ok_or_else(|| file.error(&at, format!("no built-in verifier `{name}`")))?;
+            host.load_bytes(bytes).map_err(rejected)?.0
+        }
+        // A file loaded before and unchanged is neither read nor hashed
+        // again (the compile cache's index).
+        VerifierSource::File(path) => host.load_file(&path).map_err(|e| match e {
+            LoadError::Io(why) => file.error(&at, format!("cannot read {}: {why}", path.display())),
+            other => rejected(other),
+        })?,
     };
-    let (verifier, _) = host
-        .load_bytes(&bytes)
-        .map_err(|e| file.error(&at, format!("{spec} is rejected: {e}")))?;
     let has_role = match field {
         "completion" => verifier.has_completion(),
         _ => verifier.has_progress(),

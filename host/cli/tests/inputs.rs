@@ -131,6 +131,37 @@ fn check_limits_have_the_configuration_files_ranges() {
             "memory_mib",
             "1000000 is outside 1..=4096",
         ),
+        ("--instances", "0", "instances", "0 is outside 1..=1024"),
+        (
+            "--instances",
+            "1025",
+            "instances",
+            "1025 is outside 1..=1024",
+        ),
+        (
+            "--table-elements",
+            "100001",
+            "table_elements",
+            "100001 is outside 1..=100000",
+        ),
+        (
+            "--artifact-reads",
+            "0",
+            "artifact_reads",
+            "0 is outside 1..=100000",
+        ),
+        (
+            "--artifact-bytes",
+            "0",
+            "artifact_bytes",
+            "0 is outside 1..=67108864",
+        ),
+        (
+            "--list-max-entries",
+            "100001",
+            "list_max_entries",
+            "100001 is outside 1..=100000",
+        ),
     ];
     for (flag, value, field, message) in cases {
         let output = check(flag, value);

@@ -1,41 +1,102 @@
 //! On-disk cache of compiled components, keyed by the SHA-256 of the `.wasm`
-//! bytes, in a directory per engine configuration. Each entry is the SHA-256
-//! of the serialized component followed by the serialized component.
+//! bytes, in a directory per engine configuration (so per compiler tier).
+//! Each entry is the serialized component (`<digest>.cwasm`) and beside it
+//! its XXH3-128 checksum with the file identity it was checked for
+//! (`<digest>.sum`). An entry is read into memory and checked before
+//! wasmtime sees it. With [`HostConfig::map_cache_entries`] an entry whose
+//! file is the one checked (same device, inode, size and times) is instead
+//! mapped by wasmtime without being read (`Component::deserialize_file`): a
+//! 64 MB entry then loads in about 2 ms instead of tens, but a process that
+//! has it mapped dies of `SIGBUS` if anyone truncates or rewrites the file
+//! in place (this host never does: it writes by rename), and damage on disk
+//! after the check goes unnoticed.
+//!
+//! [`HostConfig::map_cache_entries`]: crate::HostConfig::map_cache_entries
 //!
 //! Only bytes this host compiled and wrote itself are ever deserialized. A
 //! cached artifact that wasmtime refuses (another wasmtime version, other
 //! engine settings, a damaged file) is treated as a miss: it is removed and
 //! the component is compiled again.
+//!
+//! # Integrity
+//!
+//! The checksum catches damage (a torn or truncated write, a flipped bit, a
+//! file changed after it was written) before wasmtime sees the bytes;
+//! XXH3-128 misses a random corruption with probability 2⁻¹²⁸. It is
+//! checked at every load that reads the entry (every load, unless entries
+//! are mapped). It is not, and the SHA-256 it replaces was
+//! not, a defence against someone writing the cache: whoever can write an
+//! entry can write its checksum too, and a key stored beside the entries
+//! would be just as writable. That is what the directory's permissions are
+//! for: it is created private (0700) and only this host writes into it, by
+//! write-then-rename.
+//!
+//! # Digest index
+//!
+//! [`DigestIndex`] remembers, per file identity, the SHA-256 and the
+//! [`Footprint`] of a component file already admitted, so that loading an
+//! unchanged file again neither hashes nor parses its bytes (for a 12 MB
+//! component that is most of a cached load).
 
-use sha2::{Digest, Sha256};
+use crate::census::Footprint;
+use crate::limits::LoadLimits;
 use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use twox_hash::XxHash3_128;
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+/// Creates `dir` (and its parents) private to the user.
+fn create_private(dir: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Writes `parts` to `dir/name` atomically: a unique temporary file, then
+/// a rename (readers see the old file or the whole new one).
+fn write_atomic(dir: &Path, name: &str, parts: &[&[u8]]) -> io::Result<()> {
+    // Unique per process and call, so concurrent stores never share a file.
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}.{seq}.tmp", std::process::id()));
+    let write = || {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&tmp)?;
+        for part in parts {
+            file.write_all(part)?;
+        }
+        std::fs::rename(&tmp, dir.join(name))
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
 
 /// A compile cache rooted at one directory.
 #[derive(Debug)]
 pub(crate) struct CompileCache {
     dir: PathBuf,
+    /// Map an unchanged, already checked entry instead of reading it.
+    map: bool,
 }
 
 impl CompileCache {
-    /// Uses `base/<engine-hash>/` as the cache directory, creating it.
-    pub(crate) fn open(base: &Path, engine: &Engine) -> io::Result<Self> {
+    /// Uses `base/<engine-hash>/` as the cache directory, creating it;
+    /// `map`: see the module docs.
+    pub(crate) fn open(base: &Path, engine: &Engine, map: bool) -> io::Result<Self> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let dir = base.join(format!("{:016x}", hasher.finish()));
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            builder.mode(0o700);
-        }
-        builder.create(&dir)?;
-        Ok(Self { dir })
+        create_private(&dir)?;
+        Ok(Self { dir, map })
     }
 
     fn path(&self, digest: &str) -> PathBuf {
@@ -45,51 +106,175 @@ impl CompileCache {
     /// The cached component for `digest`, if present and valid for `engine`.
     pub(crate) fn load(&self, engine: &Engine, digest: &str) -> Option<Component> {
         let path = self.path(digest);
-        // Read into memory rather than mapping the file: a file changed in
-        // place while mapped would fault the process.
-        let file = std::fs::read(&path).ok()?;
-        // Each entry starts with the SHA-256 of the rest, so a damaged file
-        // is caught here rather than handed to `deserialize`.
-        let Some(bytes) = file
-            .split_at_checked(32)
-            .filter(|(sum, rest)| Sha256::digest(rest).as_slice() == *sum)
-            .map(|(_, rest)| rest)
-        else {
-            tracing::debug!(%digest, "compile cache entry damaged; recompiling");
-            let _ = std::fs::remove_file(&path);
-            return None;
+        let sum_path = self.dir.join(format!("{digest}.sum"));
+        let (sum, checked) = read_sum(&sum_path)?;
+        let loaded = if self.map && checked.is_some() && checked == FileIdentity::of(&path) {
+            // SAFETY: `deserialize_file` maps the file and trusts it to be
+            // wasmtime's own compiled output that nobody changes while it is
+            // mapped (the host's configuration opted in to that, see the
+            // module docs). Entries are written only by `store` below, from
+            // `Component::serialize` of a component this host compiled, into
+            // a private (0700) directory, by write-then-rename: never
+            // changed in place (a removed entry stays mapped intact). This
+            // file is the very one whose checksum was checked (same device,
+            // inode, size, modification and status-change times), and
+            // wasmtime checks the header (version, engine settings).
+            #[allow(unsafe_code)]
+            unsafe {
+                Component::deserialize_file(engine, &path)
+            }
+        } else {
+            // Read it and check it first.
+            let bytes = std::fs::read(&path).ok()?;
+            if XxHash3_128::oneshot(&bytes) != sum {
+                tracing::debug!(%digest, "compile cache entry damaged; recompiling");
+                self.remove(digest);
+                return None;
+            }
+            // SAFETY: as above, on bytes just checked against the checksum
+            // `store` recorded.
+            #[allow(unsafe_code)]
+            unsafe {
+                Component::deserialize(engine, &bytes)
+            }
         };
-        // SAFETY: `deserialize` trusts its input to be wasmtime's own
-        // compiled output. Files in this directory are written only by
-        // `store` below, from `Component::serialize` of a component this host
-        // compiled, under a private (0700) directory; wasmtime additionally
-        // checks the header (version, engine settings) and refuses a mismatch.
-        #[allow(unsafe_code)]
-        let loaded = unsafe { Component::deserialize(engine, bytes) };
         match loaded {
             Ok(component) => Some(component),
             Err(err) => {
                 tracing::debug!(%digest, error = %err, "compile cache entry refused; recompiling");
-                let _ = std::fs::remove_file(&path);
+                self.remove(digest);
                 None
             }
         }
     }
 
-    /// Stores `component` for `digest`, atomically (write, then rename).
+    fn remove(&self, digest: &str) {
+        let _ = std::fs::remove_file(self.path(digest));
+        let _ = std::fs::remove_file(self.dir.join(format!("{digest}.sum")));
+    }
+
+    /// Stores `component` for `digest`, atomically (write, then rename),
+    /// then its checksum with the identity of the file just written.
     pub(crate) fn store(&self, digest: &str, component: &Component) -> io::Result<()> {
         let bytes = component.serialize().map_err(io::Error::other)?;
-        // Unique per process and call, so concurrent stores never share a file.
-        static SEQ: AtomicU64 = AtomicU64::new(0);
-        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-        let name = format!(".{digest}.{}.{seq}.tmp", std::process::id());
-        let tmp = self.dir.join(name);
-        let mut file = Vec::with_capacity(32 + bytes.len());
-        file.extend_from_slice(&Sha256::digest(&bytes));
-        file.extend_from_slice(&bytes);
-        std::fs::write(&tmp, &file)?;
-        std::fs::rename(&tmp, self.path(digest)).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        let sum = XxHash3_128::oneshot(&bytes);
+        write_atomic(&self.dir, &format!("{digest}.cwasm"), &[&bytes])?;
+        let id = FileIdentity::of(&self.path(digest));
+        let mut text = format!("{sum:032x}");
+        if let Some(id) = id {
+            for word in id.0 {
+                text.push_str(&format!(" {word}"));
+            }
+        }
+        text.push('\n');
+        write_atomic(&self.dir, &format!("{digest}.sum"), &[text.as_bytes()])
+    }
+}
+
+/// A `.sum` file: the entry's checksum and, if recorded, the identity of
+/// the entry file it was computed for.
+fn read_sum(path: &Path) -> Option<(u128, Option<FileIdentity>)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut fields = text.split_ascii_whitespace();
+    let sum = u128::from_str_radix(fields.next()?, 16).ok()?;
+    let words: Vec<u64> = fields.map_while(|w| w.parse().ok()).collect();
+    let id = <[u64; 7]>::try_from(words).ok().map(FileIdentity);
+    Some((sum, id))
+}
+
+/// What identifies one version of a file's contents: device, inode, size,
+/// modification and status-change times (nanoseconds). Any write changes
+/// the status-change time, which a user cannot set back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileIdentity([u64; 7]);
+
+impl FileIdentity {
+    /// The identity of the regular file at `path` (symlinks followed);
+    /// `None` for anything else, or where the platform gives no inode.
+    pub(crate) fn of(path: &Path) -> Option<Self> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata(path).ok()?;
+            if !m.is_file() {
+                return None;
+            }
+            let signed = |v: i64| v as u64;
+            Some(Self([
+                m.dev(),
+                m.ino(),
+                m.size(),
+                signed(m.mtime()),
+                signed(m.mtime_nsec()),
+                signed(m.ctime()),
+                signed(m.ctime_nsec()),
+            ]))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            None
+        }
+    }
+}
+
+/// Digests and footprints of admitted component files, by file identity and
+/// load limits, one small file each under `base/index/`.
+#[derive(Debug)]
+pub(crate) struct DigestIndex {
+    dir: PathBuf,
+}
+
+impl DigestIndex {
+    /// Uses `base/index/`, creating it.
+    pub(crate) fn open(base: &Path) -> io::Result<Self> {
+        let dir = base.join("index");
+        create_private(&dir)?;
+        Ok(Self { dir })
+    }
+
+    /// The entry's file name: the file identity and the limits it was
+    /// admitted under (stricter limits admit it again), hashed.
+    fn name(id: &FileIdentity, limits: &LoadLimits) -> String {
+        let key = format!("{:?}|{limits:?}", id.0);
+        format!("{:032x}", XxHash3_128::oneshot(key.as_bytes()))
+    }
+
+    /// The digest and footprint recorded for `id` under `limits`.
+    pub(crate) fn get(
+        &self,
+        id: &FileIdentity,
+        limits: &LoadLimits,
+    ) -> Option<(String, Footprint)> {
+        let text = std::fs::read_to_string(self.dir.join(Self::name(id, limits))).ok()?;
+        let mut fields = text.split_ascii_whitespace();
+        let digest = fields.next()?;
+        if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let mut number = || fields.next()?.parse::<u64>().ok();
+        let small = |n: u64| u32::try_from(n).ok();
+        let footprint = Footprint {
+            core_instances: small(number()?)?,
+            memories: small(number()?)?,
+            tables: small(number()?)?,
+            code_bytes: number()?,
+        };
+        Some((digest.to_owned(), footprint))
+    }
+
+    /// Records `digest` and `footprint` for `id` under `limits`.
+    pub(crate) fn put(
+        &self,
+        id: &FileIdentity,
+        limits: &LoadLimits,
+        digest: &str,
+        footprint: &Footprint,
+    ) -> io::Result<()> {
+        let text = format!(
+            "{digest} {} {} {} {}\n",
+            footprint.core_instances, footprint.memories, footprint.tables, footprint.code_bytes
+        );
+        write_atomic(&self.dir, &Self::name(id, limits), &[text.as_bytes()])
     }
 }

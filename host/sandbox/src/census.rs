@@ -9,8 +9,50 @@
 //! cache is not compiled again).
 
 use crate::error::LoadError;
-use crate::limits::LoadLimits;
-use wasmparser::{Encoding, FunctionBody, Operator, Parser, Payload};
+use crate::limits::{Limits, LoadLimits};
+use serde::Serialize;
+use wasmparser::{Encoding, FunctionBody, Instance, Operator, Parser, Payload};
+
+/// What instantiating a component creates, counted from its bytes: core
+/// module instantiations, and the linear memories and tables those modules
+/// define. Each instantiation written in the component is counted once (a
+/// nested component instantiated twice would need more; the store's
+/// limiter still enforces the tenant's limits at run time).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Footprint {
+    /// Core module instances (what [`Limits::instances`] bounds).
+    pub core_instances: u32,
+    /// Linear memories defined by the component's core modules.
+    pub memories: u32,
+    /// Tables defined by the component's core modules.
+    pub tables: u32,
+    /// Function body bytes over all core modules: what is compiled.
+    pub code_bytes: u64,
+}
+
+impl Footprint {
+    /// Refuses a component that can never instantiate under `limits`:
+    /// more core instances than [`Limits::instances`], more memories than
+    /// `max_memories` (the host's [`LoadLimits::max_memories`]), or more
+    /// tables than the limiter allows (four per instance).
+    pub(crate) fn fits(&self, limits: &Limits, max_memories: u32) -> Result<(), LoadError> {
+        over(
+            "instances",
+            u64::from(self.core_instances),
+            u64::from(limits.instances),
+        )?;
+        over(
+            "max_memories",
+            u64::from(self.memories),
+            u64::from(max_memories),
+        )?;
+        over(
+            "tables",
+            u64::from(self.tables),
+            u64::from(limits.instances).saturating_mul(4),
+        )
+    }
+}
 
 fn over(limit: &'static str, found: u64, max: u64) -> Result<(), LoadError> {
     if found > max {
@@ -32,7 +74,11 @@ pub(crate) enum Scope {
 /// cost only with [`Scope::CompileCost`]). Malformed bytes are left to the
 /// compiler (which reports them as corrupt) unless the damage stops the
 /// count itself.
-pub(crate) fn check(bytes: &[u8], limits: &LoadLimits, scope: Scope) -> Result<(), LoadError> {
+pub(crate) fn check(
+    bytes: &[u8],
+    limits: &LoadLimits,
+    scope: Scope,
+) -> Result<Footprint, LoadError> {
     over(
         "max_component_bytes",
         bytes.len() as u64,
@@ -43,6 +89,8 @@ pub(crate) fn check(bytes: &[u8], limits: &LoadLimits, scope: Scope) -> Result<(
     // Memories and tables defined by each core module being read (a stack:
     // modules nest inside components).
     let mut modules: Vec<(u64, u64)> = Vec::new();
+    let mut footprint = Footprint::default();
+    let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
     for payload in Parser::new(0).parse_all(bytes) {
         let payload = payload.map_err(|e| LoadError::Corrupt(e.message().to_owned()))?;
         match payload {
@@ -59,6 +107,12 @@ pub(crate) fn check(bytes: &[u8], limits: &LoadLimits, scope: Scope) -> Result<(
             }
             Payload::CodeSectionEntry(body) => {
                 let size = body.range().len() as u64;
+                footprint.code_bytes = footprint.code_bytes.saturating_add(size);
+                over(
+                    "max_code_bytes",
+                    footprint.code_bytes,
+                    limits.max_code_bytes,
+                )?;
                 over(
                     "max_function_bytes",
                     size,
@@ -69,16 +123,29 @@ pub(crate) fn check(bytes: &[u8], limits: &LoadLimits, scope: Scope) -> Result<(
                     over("max_compile_cost", cost, limits.max_compile_cost)?;
                 }
             }
+            Payload::InstanceSection(reader) => {
+                for instance in reader {
+                    let instance =
+                        instance.map_err(|e| LoadError::Corrupt(e.message().to_owned()))?;
+                    if matches!(instance, Instance::Instantiate { .. }) {
+                        footprint.core_instances = footprint.core_instances.saturating_add(1);
+                    }
+                }
+            }
             Payload::MemorySection(reader) => {
+                footprint.memories = footprint
+                    .memories
+                    .saturating_add(count(u64::from(reader.count())));
                 if let Some((memories, _)) = modules.last_mut() {
                     *memories += u64::from(reader.count());
                     over("max_memories", *memories, u64::from(limits.max_memories))?;
                 }
             }
             Payload::TableSection(reader) => {
-                let count = u64::from(reader.count());
+                let defined = u64::from(reader.count());
+                footprint.tables = footprint.tables.saturating_add(count(defined));
                 if let Some((_, tables)) = modules.last_mut() {
-                    *tables += count;
+                    *tables += defined;
                     over("max_tables", *tables, u64::from(limits.max_tables))?;
                 }
                 for table in reader {
@@ -93,7 +160,7 @@ pub(crate) fn check(bytes: &[u8], limits: &LoadLimits, scope: Scope) -> Result<(
             _ => {}
         }
     }
-    Ok(())
+    Ok(footprint)
 }
 
 /// A function's estimated compile cost (see [`LoadLimits`]): about a

@@ -22,11 +22,13 @@ pub enum LoadError {
         "a core WebAssembly module, not a component (build for wasm32-wasip2 or run `wasm-tools component new`)"
     )]
     CoreModule,
-    /// The component imports something this host does not grant.
-    #[error("imports `{import}`, which verifiers may not use")]
+    /// The component imports something this host does not grant: every
+    /// such import, in the component's order.
+    #[error("imports {}, which verifiers may not use", quoted(.imports))]
     ForbiddenImport {
-        /// The full import name, e.g. `wasi:filesystem/types@0.2.6`.
-        import: String,
+        /// The full import names, e.g. `wasi:keyvalue/store@0.2.0`; never
+        /// empty.
+        imports: Vec<String>,
     },
     /// The component exports neither `completion` nor `progress`.
     #[error("exports neither verdict:verifier/completion nor verdict:verifier/progress")]
@@ -52,6 +54,12 @@ pub enum LoadError {
     /// Reading the component or the compile cache failed.
     #[error("cannot read the component: {0}")]
     Io(String),
+}
+
+/// `a`, `b`, `c`: names quoted in backticks, comma-separated (one line).
+fn quoted(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    quoted.join(", ")
 }
 
 /// What kind of trap stopped a guest.

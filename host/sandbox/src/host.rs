@@ -1,9 +1,20 @@
-//! The verifier host: one engine (fuel + epoch interruption), one epoch
-//! ticker, one linker, and an optional compile cache, shared by every
-//! verifier it loads.
+//! The verifier host: an engine per compiler tier (fuel + epoch
+//! interruption), each with its epoch ticker, linker and optional compile
+//! cache, shared by every verifier it loads.
+//!
+//! # Compiler tiers
+//!
+//! Cranelift (optimizing) makes the fastest checks but compiles a 12–18 MB
+//! component (the Python and JavaScript toolchains' output) in 15–20 s;
+//! Winch (wasmtime's baseline compiler) compiles the same in about 2 s. So
+//! by default a component with at most
+//! [`LoadLimits::max_cranelift_code_bytes`] of code compiles with Cranelift
+//! (every Rust verifier: today's latency), a larger one with Winch (a
+//! bounded load). Both tiers meter fuel and stop at epochs the same way
+//! (`tests/sandbox_tiers.rs` runs the hostile guests under each).
 
-use crate::cache::CompileCache;
-use crate::census;
+use crate::cache::{CompileCache, DigestIndex, FileIdentity};
+use crate::census::{self, Footprint};
 use crate::component::{self, WasmKind};
 use crate::error::LoadError;
 use crate::limits::LoadLimits;
@@ -14,10 +25,30 @@ use crate::timer::Timers;
 use crate::verifier::LoadedVerifier;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine};
+use wasmtime::{Config, Engine, Strategy};
+
+/// Which compiler a host uses for the components it loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompilerChoice {
+    /// Cranelift up to [`LoadLimits::max_cranelift_code_bytes`] of code,
+    /// Winch above (see the module docs). The default.
+    #[default]
+    Auto,
+    /// Always Cranelift (optimizing; slow to compile a large component).
+    Cranelift,
+    /// Always Winch (baseline; fast to compile, slower code).
+    Winch,
+}
+
+/// A compiler tier: which `wasmtime::Strategy` an engine uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    Cranelift,
+    Winch,
+}
 
 /// How a host is set up.
 #[derive(Debug, Clone)]
@@ -43,6 +74,15 @@ pub struct HostConfig {
     pub pool_max_memory_bytes: u64,
     /// What a component may be to be loaded at all.
     pub load: LoadLimits,
+    /// The compiler tier of each component. Default [`CompilerChoice::Auto`].
+    pub compiler: CompilerChoice,
+    /// Map compile-cache entries instead of reading them (a cached load of a
+    /// 12–18 MB component in 1.5–3.5 ms instead of 30–100). The process then
+    /// dies of `SIGBUS` if anyone truncates or rewrites an entry in place
+    /// while it is loaded, and damage after an entry was first checked goes
+    /// unnoticed; use it only where the cache directory is the host's own.
+    /// Default false.
+    pub map_cache_entries: bool,
 }
 
 impl Default for HostConfig {
@@ -55,6 +95,8 @@ impl Default for HostConfig {
             pool_instances: 64,
             pool_max_memory_bytes: 256 * 1024 * 1024,
             load: LoadLimits::default(),
+            compiler: CompilerChoice::Auto,
+            map_cache_entries: false,
         }
     }
 }
@@ -62,7 +104,13 @@ impl Default for HostConfig {
 /// Loads verifier components and runs them in fresh, limited stores.
 #[derive(Clone)]
 pub struct VerifierHost {
+    /// The Cranelift tier, started with the host.
     shared: Arc<Shared>,
+    /// The Winch tier, started with the first component that needs it.
+    winch: Arc<Mutex<Option<Arc<Shared>>>>,
+    /// Digests of component files already admitted (with a cache directory).
+    index: Option<Arc<DigestIndex>>,
+    config: Arc<HostConfig>,
 }
 
 impl std::fmt::Debug for VerifierHost {
@@ -84,60 +132,97 @@ pub enum LoadSource {
 }
 
 impl VerifierHost {
-    /// Creates a host: engine, ticker thread, linker and cache directory.
+    /// Creates a host: the Cranelift engine, its ticker thread, linker and
+    /// cache directory (the Winch tier starts when first needed).
     pub fn new(config: HostConfig) -> Result<Self, LoadError> {
-        let mut cfg = Config::new();
-        cfg.wasm_component_model(true)
-            .consume_fuel(true)
-            .epoch_interruption(true);
-        if config.pooling {
-            let load = &config.load;
-            let mut pool = wasmtime::PoolingAllocationConfig::default();
-            pool.total_component_instances(config.pool_instances)
-                .total_core_instances(config.pool_instances.saturating_mul(4))
-                .total_memories(config.pool_instances.saturating_mul(2))
-                .total_tables(config.pool_instances.saturating_mul(4))
-                // Fiber stacks for the calls (one per running call).
-                .total_stacks(config.pool_instances)
-                .max_memories_per_module(load.max_memories)
-                .max_tables_per_module(load.max_tables)
-                .table_elements(load.max_table_elements as usize)
-                .max_memory_size(
-                    usize::try_from(config.pool_max_memory_bytes).unwrap_or(usize::MAX),
-                );
-            cfg.allocation_strategy(pool);
-        }
-        let engine = Engine::new(&cfg).map_err(|e| LoadError::Link(e.to_string()))?;
-        let linker = linker::build(&engine).map_err(|e| LoadError::Link(e.to_string()))?;
-        let cache = match &config.cache_dir {
-            Some(dir) => Some(CompileCache::open(dir, &engine).map_err(|e| {
+        let first = match config.compiler {
+            CompilerChoice::Winch => Tier::Winch,
+            CompilerChoice::Auto | CompilerChoice::Cranelift => Tier::Cranelift,
+        };
+        let shared = Arc::new(start_tier(&config, first)?);
+        let winch = (first == Tier::Winch).then(|| Arc::clone(&shared));
+        let index = match &config.cache_dir {
+            Some(dir) => Some(Arc::new(DigestIndex::open(dir).map_err(|e| {
                 LoadError::Io(format!("cannot open the compile cache: {}", e.kind()))
-            })?),
+            })?)),
             None => None,
         };
-        let timers = Arc::new(Timers::default());
-        let ticker = Ticker::start(engine.weak(), config.epoch_tick, Arc::clone(&timers))
-            .map_err(|e| LoadError::Io(format!("cannot start the epoch ticker: {}", e.kind())))?;
         Ok(Self {
-            shared: Arc::new(Shared {
-                engine,
-                linker,
-                epoch_tick: config.epoch_tick,
-                fuel_yield_interval: config.fuel_yield_interval.max(1),
-                load: config.load,
-                timers,
-                cache,
-                _ticker: ticker,
-            }),
+            shared,
+            winch: Arc::new(Mutex::new(winch)),
+            index,
+            config: Arc::new(config),
         })
+    }
+
+    /// The tier a component with `footprint` compiles with.
+    fn tier_for(&self, footprint: &Footprint) -> Tier {
+        match self.config.compiler {
+            CompilerChoice::Cranelift => Tier::Cranelift,
+            CompilerChoice::Winch => Tier::Winch,
+            CompilerChoice::Auto
+                if footprint.code_bytes > self.config.load.max_cranelift_code_bytes =>
+            {
+                Tier::Winch
+            }
+            CompilerChoice::Auto => Tier::Cranelift,
+        }
+    }
+
+    /// The engine, linker, ticker and cache of the tier `footprint` needs.
+    pub(crate) fn shared_for(&self, footprint: &Footprint) -> Result<Arc<Shared>, LoadError> {
+        match self.tier_for(footprint) {
+            Tier::Cranelift if self.config.compiler != CompilerChoice::Winch => {
+                Ok(Arc::clone(&self.shared))
+            }
+            _ => {
+                let mut winch = self
+                    .winch
+                    .lock()
+                    .map_err(|_| LoadError::Link("the Winch tier failed to start".into()))?;
+                if let Some(shared) = winch.as_ref() {
+                    return Ok(Arc::clone(shared));
+                }
+                let shared = Arc::new(start_tier(&self.config, Tier::Winch)?);
+                *winch = Some(Arc::clone(&shared));
+                Ok(shared)
+            }
+        }
     }
 
     /// Loads a verifier from a `.wasm` file: a regular file no larger than
     /// [`LoadLimits::max_component_bytes`], opened without blocking (a FIFO
     /// or a device is refused, not waited on).
+    ///
+    /// With a cache directory, a file loaded before and unchanged since
+    /// (same device, inode, size, modification and status-change times)
+    /// is neither read nor hashed again: its digest and census come from
+    /// the cache's index, its code from the compile cache.
     pub fn load_file(&self, path: impl AsRef<Path>) -> Result<LoadedVerifier, LoadError> {
-        let bytes = read_component(path.as_ref(), self.shared.load.max_component_bytes)?;
-        self.load_bytes(&bytes).map(|(v, _)| v)
+        let path = path.as_ref();
+        let identity = self.index.as_ref().and(FileIdentity::of(path));
+        if let Some(verifier) = identity.and_then(|id| self.load_known(&id)) {
+            return Ok(verifier);
+        }
+        let bytes = read_component(path, self.shared.load.max_component_bytes)?;
+        let (verifier, _, footprint) = self.load_admitted(&bytes)?;
+        // Recorded only when the file did not change while it was read.
+        if let (Some(index), Some(id)) = (&self.index, identity)
+            && FileIdentity::of(path) == Some(id)
+            && let Err(err) = index.put(&id, &self.shared.load, verifier.digest(), &footprint)
+        {
+            tracing::warn!(error = %err.kind(), "cannot write the compile cache index");
+        }
+        Ok(verifier)
+    }
+
+    /// The verifier for a file already admitted under these load limits,
+    /// if its compiled code is in the cache.
+    fn load_known(&self, id: &FileIdentity) -> Option<LoadedVerifier> {
+        let (digest, footprint) = self.index.as_ref()?.get(id, &self.shared.load)?;
+        let shared = self.shared_for(&footprint).ok()?;
+        let component = shared.cache.as_ref()?.load(&shared.engine, &digest)?;
+        LoadedVerifier::prepare(shared, component, digest, footprint).ok()
     }
 
     /// Loads a verifier from component bytes; says whether the compile cache
@@ -145,49 +230,115 @@ impl VerifierHost {
     /// exports) and prepared once; every call then instantiates it in a
     /// fresh store.
     pub fn load_bytes(&self, bytes: &[u8]) -> Result<(LoadedVerifier, LoadSource), LoadError> {
-        admit(bytes, &self.shared.load)?;
-        let digest = hex::encode(Sha256::digest(bytes));
-        let (component, source) = self.compile(bytes, &digest)?;
-        let verifier = LoadedVerifier::prepare(Arc::clone(&self.shared), component, digest)?;
-        Ok((verifier, source))
+        self.load_admitted(bytes).map(|(v, source, _)| (v, source))
     }
 
-    pub(crate) fn compile(
+    fn load_admitted(
         &self,
         bytes: &[u8],
-        digest: &str,
-    ) -> Result<(Component, LoadSource), LoadError> {
-        let engine = &self.shared.engine;
-        if let Some(cache) = &self.shared.cache
-            && let Some(component) = cache.load(engine, digest)
-        {
-            return Ok((component, LoadSource::Cache));
-        }
-        census::check(bytes, &self.shared.load, census::Scope::CompileCost)?;
-        let started = Instant::now();
-        let component =
-            Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
-        tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier");
-        if let Some(cache) = &self.shared.cache
-            && let Err(err) = cache.store(digest, &component)
-        {
-            tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
-        }
-        Ok((component, LoadSource::Compiled))
+    ) -> Result<(LoadedVerifier, LoadSource, Footprint), LoadError> {
+        let footprint = admit(bytes, &self.shared.load)?;
+        let digest = hex::encode(Sha256::digest(bytes));
+        let shared = self.shared_for(&footprint)?;
+        let (component, source) = compile(&shared, bytes, &digest)?;
+        let verifier = LoadedVerifier::prepare(shared, component, digest, footprint)?;
+        Ok((verifier, source, footprint))
     }
 
     /// The limits this host loads components under.
     pub fn load_limits(&self) -> &LoadLimits {
         &self.shared.load
     }
+}
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+/// Starts a tier: its engine, linker, epoch ticker and cache directory.
+fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
+    let mut cfg = Config::new();
+    cfg.wasm_component_model(true)
+        .consume_fuel(true)
+        .epoch_interruption(true);
+    match tier {
+        Tier::Cranelift => cfg.strategy(Strategy::Cranelift),
+        Tier::Winch => cfg.strategy(Strategy::Winch),
+    };
+    if config.pooling {
+        let load = &config.load;
+        let mut pool = wasmtime::PoolingAllocationConfig::default();
+        pool.total_component_instances(config.pool_instances)
+            // A componentize-py verifier instantiates 14 core modules.
+            .total_core_instances(config.pool_instances.saturating_mul(16))
+            .total_memories(config.pool_instances.saturating_mul(2))
+            .total_tables(config.pool_instances.saturating_mul(4))
+            // Fiber stacks for the calls (one per running call).
+            .total_stacks(config.pool_instances)
+            .max_memories_per_module(load.max_memories)
+            .max_tables_per_module(load.max_tables)
+            .table_elements(load.max_table_elements as usize)
+            .max_memory_size(usize::try_from(config.pool_max_memory_bytes).unwrap_or(usize::MAX));
+        cfg.allocation_strategy(pool);
+    }
+    let engine = Engine::new(&cfg).map_err(|e| LoadError::Link(e.to_string()))?;
+    let linker = linker::build(&engine).map_err(|e| LoadError::Link(e.to_string()))?;
+    let cache = match &config.cache_dir {
+        Some(dir) => Some(
+            CompileCache::open(dir, &engine, config.map_cache_entries).map_err(|e| {
+                LoadError::Io(format!("cannot open the compile cache: {}", e.kind()))
+            })?,
+        ),
+        None => None,
+    };
+    let timers = Arc::new(Timers::default());
+    let ticker = Ticker::start(engine.weak(), config.epoch_tick, Arc::clone(&timers))
+        .map_err(|e| LoadError::Io(format!("cannot start the epoch ticker: {}", e.kind())))?;
+    // Each tier's compile cost is bounded by its own limit (the census
+    // estimates Cranelift's work; Winch does a fraction of it).
+    let mut load = config.load;
+    if tier == Tier::Winch {
+        load.max_compile_cost = load.max_winch_compile_cost;
+    }
+    Ok(Shared {
+        engine,
+        linker,
+        epoch_tick: config.epoch_tick,
+        fuel_yield_interval: config.fuel_yield_interval.max(1),
+        load,
+        timers,
+        cache,
+        _ticker: ticker,
+    })
+}
+
+/// The component for `bytes` in `shared`'s engine: from its compile cache,
+/// or compiled now (after the compile-cost census) and cached.
+pub(crate) fn compile(
+    shared: &Shared,
+    bytes: &[u8],
+    digest: &str,
+) -> Result<(Component, LoadSource), LoadError> {
+    {
+        let engine = &shared.engine;
+        if let Some(cache) = &shared.cache
+            && let Some(component) = cache.load(engine, digest)
+        {
+            return Ok((component, LoadSource::Cache));
+        }
+        census::check(bytes, &shared.load, census::Scope::CompileCost)?;
+        let started = Instant::now();
+        let component =
+            Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
+        tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier");
+        if let Some(cache) = &shared.cache
+            && let Err(err) = cache.store(digest, &component)
+        {
+            tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
+        }
+        Ok((component, LoadSource::Compiled))
     }
 }
 
-/// Refuses bytes that are not a component, or are over a load limit.
-pub(crate) fn admit(bytes: &[u8], limits: &LoadLimits) -> Result<(), LoadError> {
+/// Refuses bytes that are not a component, or are over a load limit; else
+/// what instantiating them creates.
+pub(crate) fn admit(bytes: &[u8], limits: &LoadLimits) -> Result<Footprint, LoadError> {
     match component::kind(bytes) {
         WasmKind::Component => census::check(bytes, limits, census::Scope::Structure),
         WasmKind::CoreModule => Err(LoadError::CoreModule),

@@ -1,9 +1,12 @@
 //! Deny by default: the imports a verifier component may have.
 //!
 //! A verifier gets our read-only `artifacts` interface and a deny-all WASI
-//! subset (no environment, arguments, files or sockets; stdin closed; stdout
-//! discarded; stderr into a bounded tail buffer). Anything else is refused at
-//! load, naming the import, before the component is ever instantiated.
+//! subset: no environment or arguments; stdin closed; stdout discarded;
+//! stderr into a bounded tail buffer; `wasi:filesystem` without a single
+//! preopened directory; `wasi:sockets` refusing every socket, address and
+//! name lookup; `wasi:http` refusing every outgoing request (see
+//! [`crate::deny`]). Anything else is refused at load, naming every such
+//! import, before the component is ever instantiated.
 
 use crate::bindings::in_series;
 use crate::error::LoadError;
@@ -35,6 +38,19 @@ pub const ALLOWED_IMPORTS: &[(&str, &str)] = &[
     ("wasi:cli/terminal-stdin", "0.2"),
     ("wasi:cli/terminal-stdout", "0.2"),
     ("wasi:cli/terminal-stderr", "0.2"),
+    // Linked deny-all: they grant nothing (crate::deny). The Python and
+    // JavaScript toolchains import them in every default build.
+    ("wasi:filesystem/types", "0.2"),
+    ("wasi:filesystem/preopens", "0.2"),
+    ("wasi:sockets/network", "0.2"),
+    ("wasi:sockets/instance-network", "0.2"),
+    ("wasi:sockets/tcp", "0.2"),
+    ("wasi:sockets/tcp-create-socket", "0.2"),
+    ("wasi:sockets/udp", "0.2"),
+    ("wasi:sockets/udp-create-socket", "0.2"),
+    ("wasi:sockets/ip-name-lookup", "0.2"),
+    ("wasi:http/types", "0.2"),
+    ("wasi:http/outgoing-handler", "0.2"),
 ];
 
 /// True when `name` (e.g. `wasi:io/streams@0.2.6`) is on the allowlist.
@@ -47,16 +63,17 @@ pub(crate) fn is_allowed(name: &str) -> bool {
         .any(|(allowed, major_minor)| *allowed == interface && in_series(version, major_minor))
 }
 
-/// Refuses the first import not on the allowlist.
+/// Refuses a component with imports not on the allowlist, naming all of them.
 pub(crate) fn check_imports<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), LoadError> {
-    for name in names {
-        if !is_allowed(name) {
-            return Err(LoadError::ForbiddenImport {
-                import: name.to_owned(),
-            });
-        }
+    let imports: Vec<String> = names
+        .into_iter()
+        .filter(|name| !is_allowed(name))
+        .map(str::to_owned)
+        .collect();
+    if imports.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    Err(LoadError::ForbiddenImport { imports })
 }
 
 #[cfg(test)]
@@ -82,6 +99,10 @@ mod tests {
             "wasi:io/streams@0.2.6",
             "wasi:cli/stderr@0.2.0",
             "wasi:random/insecure-seed@0.2",
+            "wasi:filesystem/types@0.2.9",
+            "wasi:filesystem/preopens@0.2.12",
+            "wasi:sockets/tcp@0.2.9",
+            "wasi:http/outgoing-handler@0.2.10",
         ] {
             assert!(is_allowed(name), "{name}");
         }
@@ -90,10 +111,9 @@ mod tests {
     #[test]
     fn refuses_everything_else() {
         for name in [
-            "wasi:filesystem/types@0.2.6",
-            "wasi:filesystem/preopens@0.2.6",
-            "wasi:sockets/tcp@0.2.6",
-            "wasi:http/outgoing-handler@0.2.6",
+            "wasi:filesystem/types@0.3.0",
+            "wasi:http/incoming-handler@0.2.6",
+            "wasi:keyvalue/store@0.2.0",
             "wasi:io/streams@0.3.0",
             "wasi:io/streams@0.20.0",
             "wasi:io/streams",
@@ -103,11 +123,26 @@ mod tests {
         ] {
             assert!(!is_allowed(name), "{name}");
         }
+        let refused = check_imports([
+            "wasi:io/poll@0.2.1",
+            "wasi:keyvalue/store@0.2.0",
+            "wasi:sockets/udp@0.2.1",
+            "wasi:http/incoming-handler@0.2.1",
+        ]);
         assert_eq!(
-            check_imports(["wasi:io/poll@0.2.1", "wasi:sockets/udp@0.2.1"]),
+            refused,
             Err(LoadError::ForbiddenImport {
-                import: "wasi:sockets/udp@0.2.1".into()
+                imports: vec![
+                    "wasi:keyvalue/store@0.2.0".into(),
+                    "wasi:http/incoming-handler@0.2.1".into()
+                ]
             })
         );
+        assert_eq!(
+            refused.unwrap_err().to_string(),
+            "imports `wasi:keyvalue/store@0.2.0`, `wasi:http/incoming-handler@0.2.1`, \
+             which verifiers may not use"
+        );
+        assert_eq!(check_imports(["wasi:io/poll@0.2.1"]), Ok(()));
     }
 }

@@ -1,9 +1,12 @@
-//! Describing a `.wasm` file: kind, digest, imports, exports, roles, and
-//! whether this host accepts it ([`VerifierHost::inspect`]).
+//! Describing a `.wasm` file: kind, digest, imports, exports, roles, what
+//! instantiating it creates, and whether this host accepts it
+//! ([`VerifierHost::inspect`]).
 
+use crate::census::Footprint;
 use crate::component::{Role, WasmKind, kind, roles};
 use crate::error::LoadError;
-use crate::host::{VerifierHost, admit};
+use crate::host::{VerifierHost, admit, compile};
+use crate::limits::Limits;
 use crate::verifier::LoadedVerifier;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -24,19 +27,31 @@ pub struct Inspection {
     pub exports: Vec<String>,
     /// Verifier roles found among the exports.
     pub roles: Vec<Role>,
-    /// `None` when this host accepts it, else why not.
+    /// What instantiating it creates (components within the load limits).
+    pub footprint: Option<Footprint>,
+    /// `None` when this host accepts it and it can instantiate under the
+    /// limits inspected against, else why not (every forbidden import is
+    /// named).
     pub rejected: Option<String>,
 }
 
 impl VerifierHost {
-    /// Describes a `.wasm` file's contents and whether this host accepts it,
-    /// without keeping it loaded.
+    /// Describes a `.wasm` file's contents and whether this host accepts it
+    /// and can instantiate it under the default [`Limits`], without keeping
+    /// it loaded.
     pub fn inspect(&self, bytes: &[u8]) -> Inspection {
-        inspect(self, bytes)
+        inspect(self, bytes, &Limits::default())
+    }
+
+    /// [`VerifierHost::inspect`] under a tenant's `limits`: a component
+    /// that needs more instances, memories or tables than they allow is
+    /// rejected, since no call could ever instantiate it.
+    pub fn inspect_for(&self, bytes: &[u8], limits: &Limits) -> Inspection {
+        inspect(self, bytes, limits)
     }
 }
 
-fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
+fn inspect(host: &VerifierHost, bytes: &[u8], limits: &Limits) -> Inspection {
     let digest = hex::encode(Sha256::digest(bytes));
     let mut out = Inspection {
         digest: digest.clone(),
@@ -45,6 +60,7 @@ fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
         imports: Vec::new(),
         exports: Vec::new(),
         roles: Vec::new(),
+        footprint: None,
         rejected: None,
     };
     let rejected = match out.kind {
@@ -53,15 +69,28 @@ fn inspect(host: &VerifierHost, bytes: &[u8]) -> Inspection {
             "missing the WebAssembly magic header".into(),
         )),
         WasmKind::Component => {
-            match admit(bytes, host.load_limits()).and_then(|()| host.compile(bytes, &digest)) {
+            let admitted = admit(bytes, host.load_limits()).and_then(|footprint| {
+                out.footprint = Some(footprint);
+                let shared = host.shared_for(&footprint)?;
+                compile(&shared, bytes, &digest)
+                    .map(|(component, _)| (component, footprint, shared))
+            });
+            match admitted {
                 Err(err) => Some(err),
-                Ok((component, _)) => {
-                    let engine = &host.shared().engine;
+                Ok((component, footprint, shared)) => {
                     let ty = component.component_type();
-                    out.imports = ty.imports(engine).map(|(n, _)| n.to_owned()).collect();
-                    out.exports = ty.exports(engine).map(|(n, _)| n.to_owned()).collect();
+                    out.imports = ty
+                        .imports(&shared.engine)
+                        .map(|(n, _)| n.to_owned())
+                        .collect();
+                    out.exports = ty
+                        .exports(&shared.engine)
+                        .map(|(n, _)| n.to_owned())
+                        .collect();
                     out.roles = roles(out.exports.iter().map(String::as_str));
-                    LoadedVerifier::prepare(Arc::clone(host.shared()), component, digest).err()
+                    LoadedVerifier::prepare(Arc::clone(&shared), component, digest, footprint)
+                        .and_then(|_| footprint.fits(limits, shared.load.max_memories))
+                        .err()
                 }
             }
         }

@@ -10,6 +10,7 @@ mod checker;
 mod clock;
 mod component;
 mod convert;
+mod deny;
 mod error;
 mod exec;
 mod fsutil;
@@ -32,11 +33,12 @@ pub use artifacts::{
     ArtifactData, ArtifactError, ArtifactStore, DirStore, MAX_ARTIFACT_ID_BYTES, MemoryStore,
     validate_artifact_id,
 };
+pub use census::Footprint;
 pub use checker::{CheckerTotals, WasmChecker};
 pub use clock::CLOCK_RESOLUTION;
 pub use component::{Role, WasmKind};
 pub use error::{CheckError, LoadError, TrapKind};
-pub use host::{HostConfig, LoadSource, VerifierHost, read_component};
+pub use host::{CompilerChoice, HostConfig, LoadSource, VerifierHost, read_component};
 pub use imports::ALLOWED_IMPORTS;
 pub use inspect::Inspection;
 pub use limits::{Limits, LoadLimits};

@@ -28,7 +28,12 @@ pub struct Limits {
     pub list_max_entries: u32,
     /// Table elements cap. Default 20,000.
     pub table_elements: u32,
-    /// Instances a component may create. Default 32.
+    /// Core module instances a component may create (also bounds its
+    /// tables, four per instance). Default 64: a componentize-py build
+    /// needs 14 (38 with `--stub-wasi`), a componentize-js build 4, a Rust
+    /// verifier 3. A component that needs more is refused at the call
+    /// ([`LoadError::OverLimit`](crate::LoadError::OverLimit) naming
+    /// `instances`, reported as `load_rejected`).
     pub instances: u32,
 }
 
@@ -42,7 +47,7 @@ impl Default for Limits {
             artifact_reads_per_call: 64,
             list_max_entries: 1_000,
             table_elements: 20_000,
-            instances: 32,
+            instances: 64,
         }
     }
 }
@@ -79,17 +84,32 @@ impl Limits {
 #[serde(default, deny_unknown_fields)]
 pub struct LoadLimits {
     /// Largest `.wasm` file, in bytes (custom sections such as debug info
-    /// included). Default 16 MiB.
+    /// included). Default 24 MiB (a componentize-py verifier is 18.3 MB).
     pub max_component_bytes: u64,
     /// Most functions defined over all core modules (each is compiled).
-    /// Default 10,000.
+    /// Default 20,000 (a componentize-js verifier has 12,613).
     pub max_functions: u32,
-    /// Largest single function body, in bytes. Default 256 KiB.
+    /// Most code (function body bytes, over all core modules). Default
+    /// 16 MiB (a componentize-js verifier has 9.2 MB, componentize-py 6.5).
+    pub max_code_bytes: u64,
+    /// Largest single function body, in bytes. Default 512 KiB (CPython's
+    /// interpreter loop in a componentize-py verifier is 417 KiB).
     pub max_function_bytes: u32,
-    /// Largest estimated compile cost (see above), over all functions;
-    /// checked before compiling (a component already in the compile cache
-    /// is not compiled again). Default 3,000,000.
+    /// Largest estimated compile cost (see above), over all functions, of
+    /// a component compiled with Cranelift; checked before compiling (a
+    /// component already in the compile cache is not compiled again).
+    /// Default 3,000,000.
     pub max_compile_cost: u64,
+    /// Most code (function body bytes, over all core modules) a component
+    /// may have to be compiled with Cranelift; one with more is compiled
+    /// with Winch (see [`CompilerChoice`](crate::CompilerChoice)).
+    /// Default 2 MiB (Rust verifiers have 0.1–1 MB).
+    pub max_cranelift_code_bytes: u64,
+    /// [`LoadLimits::max_compile_cost`] for a component compiled with
+    /// Winch, in the same units (Winch compiles about ten times faster).
+    /// Default 30,000,000 (the componentize-js sample costs 26.6 M, the
+    /// componentize-py one 18.9 M).
+    pub max_winch_compile_cost: u64,
     /// Most linear memories a core module defines, and a call's instances
     /// define in total. Default 4.
     pub max_memories: u32,
@@ -103,10 +123,13 @@ pub struct LoadLimits {
 impl Default for LoadLimits {
     fn default() -> Self {
         Self {
-            max_component_bytes: 16 * 1024 * 1024,
-            max_functions: 10_000,
-            max_function_bytes: 256 * 1024,
+            max_component_bytes: 24 * 1024 * 1024,
+            max_functions: 20_000,
+            max_code_bytes: 16 * 1024 * 1024,
+            max_function_bytes: 512 * 1024,
             max_compile_cost: 3_000_000,
+            max_cranelift_code_bytes: 2 * 1024 * 1024,
+            max_winch_compile_cost: 30_000_000,
             max_memories: 4,
             max_tables: 4,
             max_table_elements: 100_000,

@@ -4,6 +4,7 @@
 
 use crate::artifacts::{ArtifactData, ArtifactError, ArtifactStore};
 use crate::clock::{CallClock, ClockView};
+use crate::deny::DenyHttp;
 use crate::limiter::CallLimiter;
 use crate::limits::Limits;
 use crate::stderr::TailPipe;
@@ -12,6 +13,7 @@ use std::time::Instant;
 use verdict_policy::CancelHandle;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 /// Bytes of guest stderr kept per call.
 pub(crate) const STDERR_TAIL_BYTES: usize = 4096;
@@ -44,6 +46,7 @@ pub(crate) struct StageMarks {
 /// Everything a store needs for one call.
 pub(crate) struct CallState {
     wasi: WasiCtx,
+    http: DenyHttp,
     table: ResourceTable,
     pub(crate) limiter: CallLimiter,
     pub(crate) stderr: TailPipe,
@@ -75,12 +78,12 @@ impl CallState {
         max_memories: u32,
     ) -> Self {
         let stderr = TailPipe::new(STDERR_TAIL_BYTES);
-        // Deny-all WASI: no env, args, preopens or sockets are linked or
-        // granted; stdin is closed and stdout is discarded. The clocks are
-        // the call's virtual clocks (`clock`), linked separately.
-        let wasi = WasiCtx::builder().stderr(stderr.clone()).build();
+        // Deny-all WASI (see `crate::deny`). The clocks are the call's
+        // virtual clocks (`clock`), linked separately.
+        let wasi = crate::deny::wasi_ctx(stderr.clone());
         Self {
             wasi,
+            http: DenyHttp::new(),
             table: ResourceTable::new(),
             limiter: CallLimiter::new(
                 limits.memory_bytes,
@@ -177,6 +180,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http.ctx,
+            table: &mut self.table,
+            hooks: &mut self.http.hooks,
         }
     }
 }

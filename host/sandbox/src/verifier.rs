@@ -23,6 +23,7 @@
 
 use crate::abi::{AbiFault, Answer, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
 use crate::bindings::ApiVersion;
+use crate::census::Footprint;
 use crate::clock::CallClock;
 use crate::component::{self, Role};
 use crate::convert;
@@ -146,6 +147,8 @@ pub struct LoadedVerifier {
     api: ApiVersion,
     completion: Option<ComponentExportIndex>,
     progress: Option<ComponentExportIndex>,
+    /// What instantiating it creates, checked against each call's limits.
+    footprint: Footprint,
 }
 
 impl std::fmt::Debug for LoadedVerifier {
@@ -186,6 +189,7 @@ impl LoadedVerifier {
         shared: Arc<Shared>,
         component: Component,
         digest: String,
+        footprint: Footprint,
     ) -> Result<Self, LoadError> {
         let ty = component.component_type();
         imports::check_imports(ty.imports(&shared.engine).map(|(name, _)| name))?;
@@ -220,6 +224,7 @@ impl LoadedVerifier {
             api,
             completion,
             progress,
+            footprint,
         })
     }
 
@@ -319,6 +324,9 @@ impl LoadedVerifier {
         }
         let shared = &self.shared;
         let limits = *tenant.limits();
+        if let Err(over) = self.footprint.fits(&limits, shared.load.max_memories) {
+            return failed(CheckError::LoadRejected(over));
+        }
         let (deadline, limit_ms) = deadline(started, &limits, ctx);
         let clock = CallClock::new(started, wall, deadline, Arc::clone(&shared.timers));
         let state = CallState::new(

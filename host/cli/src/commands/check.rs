@@ -9,7 +9,9 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use verdict_policy::{CheckContext, CheckPacket};
-use verdict_sandbox::{ArtifactStore, CallMetrics, CheckError, DirStore, MemoryStore, Tenant};
+use verdict_sandbox::{
+    ArtifactStore, CallMetrics, CheckError, DirStore, LoadError, MemoryStore, Tenant,
+};
 
 /// Arguments of `verdict check`.
 #[derive(Debug, clap::Args)]
@@ -35,6 +37,21 @@ pub struct CheckArgs {
     /// Memory cap in MiB.
     #[arg(long, value_name = "N")]
     memory_mib: Option<u64>,
+    /// Core module instances the verifier may create (default 64).
+    #[arg(long, value_name = "N")]
+    instances: Option<u64>,
+    /// Table elements cap.
+    #[arg(long, value_name = "N")]
+    table_elements: Option<u64>,
+    /// Artifact operations per check.
+    #[arg(long, value_name = "N")]
+    artifact_reads: Option<u64>,
+    /// Largest artifact one read returns, in bytes.
+    #[arg(long, value_name = "N")]
+    artifact_bytes: Option<u64>,
+    /// Most ids one artifact `list` returns.
+    #[arg(long, value_name = "N")]
+    list_max_entries: Option<u64>,
     /// Sample the progress key instead of the completion check.
     #[arg(long)]
     progress: bool,
@@ -52,6 +69,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         fuel: args.fuel,
         timeout_ms: args.timeout_ms,
         memory_mib: args.memory_mib,
+        instances: args.instances,
+        table_elements: args.table_elements,
+        artifact_reads: args.artifact_reads,
+        artifact_bytes: args.artifact_bytes,
+        list_max_entries: args.list_max_entries,
     };
     limits
         .validate()
@@ -72,11 +94,31 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         None => Arc::new(MemoryStore::new()),
     };
     let tenant = Tenant::new(args.tenant.clone(), limits, store);
-    let bytes = super::read_verifier(&args.verifier)?;
     let host = args.host.host()?;
+    let loaded = if args.verifier.starts_with("builtin:") {
+        let bytes = super::read_verifier(&args.verifier)?;
+        host.load_bytes(&bytes).map(|(verifier, _)| verifier)
+    } else {
+        // A file loaded before and unchanged is neither read nor hashed
+        // again (the cache's index). A file that cannot be read is reported
+        // as before: by reading it.
+        match host.load_file(&args.verifier) {
+            Err(
+                LoadError::Io(_)
+                | LoadError::OverLimit {
+                    limit: "max_component_bytes",
+                    ..
+                },
+            ) => {
+                let bytes = super::read_verifier(&args.verifier)?;
+                host.load_bytes(&bytes).map(|(verifier, _)| verifier)
+            }
+            loaded => loaded,
+        }
+    };
 
-    let (digest, outcome) = match host.load_bytes(&bytes) {
-        Ok((verifier, _)) => {
+    let (digest, outcome) = match loaded {
+        Ok(verifier) => {
             let digest = verifier.digest().to_owned();
             let outcome = if args.progress {
                 let o = verifier.progress_key(&tenant, &packet, &CheckContext::new());

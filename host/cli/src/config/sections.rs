@@ -166,8 +166,10 @@ impl ToolsSection {
     }
 }
 
-/// `[tenants.NAME.limits]` (and `check --fuel/--timeout-ms/--memory-mib`):
-/// sandbox limits of a tenant's verifiers.
+/// `[tenants.NAME.limits]` (and the same-named `check` flags, e.g.
+/// `--timeout-ms`): sandbox limits of a tenant's verifiers. Each is
+/// optional (the sandbox default applies) and has one range, checked by
+/// [`LimitsSection::validate`] for the file and the flags alike.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSection {
@@ -180,18 +182,41 @@ pub struct LimitsSection {
     /// Memory cap in MiB (1..=4096).
     #[serde(default)]
     pub memory_mib: Option<u64>,
+    /// Core module instances a verifier may create (1..=1024).
+    #[serde(default)]
+    pub instances: Option<u64>,
+    /// Table elements cap (1..=100000, the host's largest table).
+    #[serde(default)]
+    pub table_elements: Option<u64>,
+    /// Artifact operations per check (1..=100000).
+    #[serde(default)]
+    pub artifact_reads: Option<u64>,
+    /// Largest artifact one read returns, in bytes (1..=67108864).
+    #[serde(default)]
+    pub artifact_bytes: Option<u64>,
+    /// Most ids one `list` returns (1..=100000).
+    #[serde(default)]
+    pub list_max_entries: Option<u64>,
 }
 
 /// Largest `timeout_ms` accepted.
 pub const MAX_TIMEOUT_MS: u64 = 60_000;
 /// Largest `memory_mib` accepted.
 pub const MAX_MEMORY_MIB: u64 = 4_096;
+/// Largest `instances` accepted.
+pub const MAX_INSTANCES: u64 = 1_024;
+/// Largest `table_elements` accepted (the host's largest table).
+pub const MAX_TABLE_ELEMENTS: u64 = 100_000;
+/// Largest `artifact_reads` and `list_max_entries` accepted.
+pub const MAX_ARTIFACT_OPS: u64 = 100_000;
+/// Largest `artifact_bytes` accepted (64 MiB).
+pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A limit outside its range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{value} is outside 1..={max}")]
 pub struct LimitError {
-    /// The field (`fuel`, `timeout_ms`, `memory_mib`).
+    /// The field (`fuel`, `timeout_ms`, `memory_mib`, `instances`, ...).
     pub field: &'static str,
     /// The value given.
     pub value: u64,
@@ -207,6 +232,11 @@ impl LimitsSection {
             ("fuel", self.fuel, u64::MAX),
             ("timeout_ms", self.timeout_ms, MAX_TIMEOUT_MS),
             ("memory_mib", self.memory_mib, MAX_MEMORY_MIB),
+            ("instances", self.instances, MAX_INSTANCES),
+            ("table_elements", self.table_elements, MAX_TABLE_ELEMENTS),
+            ("artifact_reads", self.artifact_reads, MAX_ARTIFACT_OPS),
+            ("artifact_bytes", self.artifact_bytes, MAX_ARTIFACT_BYTES),
+            ("list_max_entries", self.list_max_entries, MAX_ARTIFACT_OPS),
         ] {
             if let Some(value) = value
                 && !(1..=max).contains(&value)
@@ -228,6 +258,23 @@ impl LimitsSection {
         }
         if let Some(mib) = self.memory_mib {
             limits.memory_bytes = mib.saturating_mul(1024 * 1024);
+        }
+        // Each is within u32 once validated; an unvalidated one saturates.
+        let small = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        if let Some(n) = self.instances {
+            limits.instances = small(n);
+        }
+        if let Some(n) = self.table_elements {
+            limits.table_elements = small(n);
+        }
+        if let Some(n) = self.artifact_reads {
+            limits.artifact_reads_per_call = small(n);
+        }
+        if let Some(n) = self.artifact_bytes {
+            limits.artifact_bytes_per_read = n;
+        }
+        if let Some(n) = self.list_max_entries {
+            limits.list_max_entries = small(n);
         }
         limits
     }

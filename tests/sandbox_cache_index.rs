@@ -1,0 +1,148 @@
+//! `load_file` through the compile cache's digest index: an unchanged file
+//! loads again as the same verifier; a changed file (new contents, however
+//! quickly rewritten) is read, hashed and admitted again; a damaged or
+//! missing index or cache entry costs a recompile, never a wrong verifier.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use sha2::{Digest, Sha256};
+use verdict_policy::CheckContext;
+use verdict_sandbox::{HostConfig, VerifierHost};
+use verdict_test_support::{guests, read_packet, ready_tenant};
+
+fn host(cache: &std::path::Path) -> VerifierHost {
+    VerifierHost::new(HostConfig {
+        cache_dir: Some(cache.to_owned()),
+        ..HostConfig::default()
+    })
+    .unwrap()
+}
+
+fn sha256(path: &str) -> String {
+    hex::encode(Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+#[test]
+fn a_rewritten_file_is_loaded_as_its_new_contents() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("verifier.wasm");
+    std::fs::copy(guests::ARTIFACT_READY, &path).unwrap();
+    let host = host(cache.path());
+    let first = host.load_file(&path).unwrap();
+    assert_eq!(first.digest(), sha256(guests::ARTIFACT_READY));
+    // Unchanged: the same verifier again (from the index and the cache).
+    assert_eq!(host.load_file(&path).unwrap().digest(), first.digest());
+    assert_eq!(
+        self::host(cache.path()).load_file(&path).unwrap().digest(),
+        first.digest()
+    );
+    // Rewritten in place at once with other contents: the new verifier.
+    std::fs::write(&path, std::fs::read(guests::RECEIPT_REQUIRED).unwrap()).unwrap();
+    let second = host.load_file(&path).unwrap();
+    assert_eq!(second.digest(), sha256(guests::RECEIPT_REQUIRED));
+    // Replaced by another file (a new inode): the new verifier.
+    let other = dir.path().join("other.wasm");
+    std::fs::copy(guests::ARTIFACT_READY, &other).unwrap();
+    std::fs::rename(&other, &path).unwrap();
+    assert_eq!(host.load_file(&path).unwrap().digest(), first.digest());
+}
+
+#[test]
+fn damaged_index_and_cache_entries_cost_a_recompile_only() {
+    let cache = tempfile::tempdir().unwrap();
+    let host = host(cache.path());
+    let digest = host
+        .load_file(guests::ARTIFACT_READY)
+        .unwrap()
+        .digest()
+        .to_owned();
+    let mut damaged = 0;
+    for entry in walk(cache.path()) {
+        let mut bytes = std::fs::read(&entry).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x55;
+        std::fs::write(&entry, bytes).unwrap();
+        damaged += 1;
+    }
+    assert!(damaged >= 2, "an index entry and a cache entry");
+    let verifier = host.load_file(guests::ARTIFACT_READY).unwrap();
+    assert_eq!(verifier.digest(), digest);
+    let (tenant, _) = ready_tenant("cache-index");
+    let verdict = verifier
+        .check(&tenant, &read_packet(), &CheckContext::new())
+        .result
+        .unwrap();
+    assert!(verdict.complete, "{verdict:?}");
+    // Removed entries: the same.
+    for entry in walk(cache.path()) {
+        std::fs::remove_file(entry).unwrap();
+    }
+    assert_eq!(
+        host.load_file(guests::ARTIFACT_READY).unwrap().digest(),
+        digest
+    );
+}
+
+/// Every regular file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// With `map_cache_entries`, an entry checked once is mapped on later
+/// loads; an entry replaced by other bytes (by rename, as this host writes)
+/// is read, refused by its checksum, and recompiled.
+#[test]
+fn mapped_entries_load_and_a_replaced_entry_is_recompiled() {
+    let cache = tempfile::tempdir().unwrap();
+    let mapping = || {
+        VerifierHost::new(HostConfig {
+            cache_dir: Some(cache.path().to_owned()),
+            map_cache_entries: true,
+            ..HostConfig::default()
+        })
+        .unwrap()
+    };
+    let (tenant, _) = ready_tenant("cache-map");
+    let first = mapping().load_file(guests::ARTIFACT_READY).unwrap();
+    for _ in 0..2 {
+        let again = mapping().load_file(guests::ARTIFACT_READY).unwrap();
+        assert_eq!(again.digest(), first.digest());
+        let verdict = again
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result
+            .unwrap();
+        assert!(verdict.complete, "{verdict:?}");
+    }
+    for entry in walk(cache.path()) {
+        if entry.extension().is_some_and(|e| e == "cwasm") {
+            let replacement = entry.with_extension("new");
+            std::fs::write(&replacement, b"not a compiled component").unwrap();
+            std::fs::rename(&replacement, &entry).unwrap();
+        }
+    }
+    let verifier = mapping().load_file(guests::ARTIFACT_READY).unwrap();
+    assert!(
+        verifier
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result
+            .unwrap()
+            .complete
+    );
+    // The loaded verifiers from before still run (their mappings stay).
+    assert!(
+        first
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result
+            .unwrap()
+            .complete
+    );
+}
