@@ -20,13 +20,16 @@
 //! assumptions are asserted against wasmtime's own in the tests below.
 
 use crate::bindings::v0_1::wit;
-use crate::error::TrapKind;
+use crate::error::{CheckError, TrapKind};
 use crate::lower::PacketView;
 use crate::state::{CallState, Phase};
 use std::any::Any;
 use std::mem::MaybeUninit;
 use std::time::Instant;
-use verdict_policy::{CheckPacket, MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS};
+use verdict_policy::{
+    CheckPacket, MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS, Verdict,
+    VerdictError,
+};
 use wasmtime::ValRaw;
 use wasmtime::component::__internal::wasmtime_environ::component::StringEncoding;
 use wasmtime::component::__internal::{
@@ -373,6 +376,32 @@ fn decode_key(memory: &Memory<'_>, ptr: u32) -> Result<GuestText, AbiFault> {
         MAX_PROGRESS_KEY_CHARS,
         "progress key",
     )
+}
+
+/// Validates a verdict read from guest memory: texts over their bounds
+/// were measured there and not copied.
+pub(crate) fn verdict(v: GuestVerdict) -> Result<Verdict, CheckError> {
+    let reason = match v.reason {
+        Some(GuestText::TooLong { chars }) => {
+            return Err(VerdictError::ReasonTooLong { chars }.into());
+        }
+        Some(GuestText::Text(text)) => Some(text),
+        None => None,
+    };
+    let feedback = match v.feedback {
+        Some(GuestText::TooLong { chars }) => {
+            return Err(VerdictError::FeedbackTooLong { chars }.into());
+        }
+        Some(GuestText::Text(text)) => Some(text),
+        None => None,
+    };
+    let verdict = Verdict {
+        complete: v.complete,
+        reason,
+        feedback,
+    };
+    verdict.validate()?;
+    Ok(verdict)
 }
 
 #[cfg(test)]

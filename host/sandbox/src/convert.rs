@@ -1,11 +1,9 @@
-//! Conversions between the policy's packet/verdict types and the WIT records.
+//! Conversions from the policy's packet types to the WIT records.
 
-use crate::abi::{GuestText, GuestVerdict};
 use crate::bindings::v0_1::wit;
-use crate::error::CheckError;
 use verdict_policy::{
     CheckPacket, Effect, FailureKind, Observation, ObservedOutcome, OutcomeStatus,
-    TaskStateSnapshot, Verdict, VerdictError,
+    TaskStateSnapshot,
 };
 
 /// The packet as the owned WIT record. A [`CheckPacket`] is within every
@@ -80,32 +78,6 @@ pub(crate) fn failure(kind: FailureKind) -> wit::FailureKind {
         FailureKind::Timeout => wit::FailureKind::Timeout,
         FailureKind::Cancelled => wit::FailureKind::Cancelled,
     }
-}
-
-/// Validates a verdict read from guest memory: texts over their bounds
-/// were measured there and not copied.
-pub(crate) fn verdict(v: GuestVerdict) -> Result<Verdict, CheckError> {
-    let reason = match v.reason {
-        Some(GuestText::TooLong { chars }) => {
-            return Err(VerdictError::ReasonTooLong { chars }.into());
-        }
-        Some(GuestText::Text(text)) => Some(text),
-        None => None,
-    };
-    let feedback = match v.feedback {
-        Some(GuestText::TooLong { chars }) => {
-            return Err(VerdictError::FeedbackTooLong { chars }.into());
-        }
-        Some(GuestText::Text(text)) => Some(text),
-        None => None,
-    };
-    let verdict = Verdict {
-        complete: v.complete,
-        reason,
-        feedback,
-    };
-    verdict.validate()?;
-    Ok(verdict)
 }
 
 #[cfg(test)]

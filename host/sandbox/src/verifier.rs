@@ -21,12 +21,11 @@
 //! Cancelling the context's [`CancelHandle`](verdict_policy::CancelHandle)
 //! stops the call with [`CheckError::Cancelled`].
 
-use crate::abi::{AbiFault, Answer, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
+use crate::abi::{self, AbiFault, Answer, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
 use crate::bindings::ApiVersion;
 use crate::census::Footprint;
 use crate::clock::CallClock;
 use crate::component::{self, Role};
-use crate::convert;
 use crate::error::{CheckError, LoadError, TrapKind, trap_kind};
 use crate::exec::{self, Stop};
 use crate::imports;
@@ -270,7 +269,7 @@ impl LoadedVerifier {
             ApiVersion::V0_1 => self
                 .call::<VerdictAnswer>(tenant, ctx, index, packet)
                 .await
-                .validated(|VerdictAnswer(verdict, _)| convert::verdict(verdict)),
+                .validated(|VerdictAnswer(verdict, _)| abi::verdict(verdict)),
         }
     }
 
