@@ -2,7 +2,6 @@
 //! component and writes `$OUT_DIR/guests.rs`: one `pub const NAME: &str`
 //! (absolute `.wasm` path) per guest, plus `ALL`.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The guest packages, in the order `ALL` lists them.
@@ -27,21 +26,5 @@ const GUESTS: &[&str] = &[
 ];
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let guests = verdict_guest_build::build_guests(GUESTS)?;
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
-    std::fs::write(
-        out_dir.join("guests.rs"),
-        verdict_guest_build::rust_consts(&guests),
-    )?;
-    Ok(())
+    verdict_guest_build::write_guest_consts(GUESTS)
 }

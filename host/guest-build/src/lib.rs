@@ -40,6 +40,26 @@ pub fn build_guests(packages: &[&str]) -> Result<Vec<BuiltGuest>, Error> {
     Ok(guests)
 }
 
+/// A build script's whole job: builds `packages` ([`build_guests`]) and
+/// writes `$OUT_DIR/guests.rs` ([`rust_consts`]: one `pub const NAME: &str`
+/// path per guest, and `ALL`). Failure is one `error:` line and a failed
+/// build.
+pub fn write_guest_consts(packages: &[&str]) -> std::process::ExitCode {
+    let written = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let guests = build_guests(packages)?;
+        let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+        std::fs::write(out_dir.join("guests.rs"), rust_consts(&guests))?;
+        Ok(())
+    })();
+    match written {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// Builds guests of one workspace; [`build_guests`] with the defaults.
 #[derive(Debug, Clone)]
 pub struct GuestBuilder {
