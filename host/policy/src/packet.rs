@@ -9,6 +9,7 @@
 //! packet for a verifier, can rely on them without measuring again.
 
 use std::ops::Deref;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -190,15 +191,21 @@ pub enum PacketError {
 /// The detached packet handed to completion and progress checkers, within
 /// every bound. Only the engine and the validating constructors below make
 /// one; its fields are read through [`PacketParts`] (it dereferences to
-/// them) and cannot be changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct CheckPacket(PacketParts);
+/// them) and cannot be changed. Cloning it is cheap (the fields are shared),
+/// so a call that must outlive its caller's borrow can own one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckPacket(Arc<PacketParts>);
+
+impl Serialize for CheckPacket {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
 
 impl CheckPacket {
     /// A packet the engine built within every bound (no check again).
     pub(crate) fn built(parts: PacketParts) -> Self {
-        Self(parts)
+        Self(Arc::new(parts))
     }
 
     /// Accepts `parts` when they are within every bound and consistent;
@@ -227,7 +234,7 @@ impl CheckPacket {
         if bytes > MAX_PACKET_BYTES {
             return Err(PacketError::TooLarge { bytes });
         }
-        Ok(Self(parts))
+        Ok(Self(Arc::new(parts)))
     }
 
     /// Parses a packet from JSON (the spec's camelCase fields) and accepts
@@ -240,7 +247,7 @@ impl CheckPacket {
 
     /// The fields, to change and validate again.
     pub fn into_parts(self) -> PacketParts {
-        self.0
+        Arc::unwrap_or_clone(self.0)
     }
 }
 
