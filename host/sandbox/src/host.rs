@@ -274,7 +274,15 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
             .max_memories_per_module(load.max_memories)
             .max_tables_per_module(load.max_tables)
             .table_elements(load.max_table_elements as usize)
-            .max_memory_size(usize::try_from(config.pool_max_memory_bytes).unwrap_or(usize::MAX));
+            .max_memory_size(usize::try_from(config.pool_max_memory_bytes).unwrap_or(usize::MAX))
+            // A slot handed back is reset in place: the pages the call
+            // touched (found with Linux's PAGEMAP_SCAN where the kernel has
+            // it) are zeroed up to this many bytes, rather than returned to
+            // the kernel, which costs a TLB shootdown on every core and page
+            // faults in the next call.
+            .linear_memory_keep_resident(256 * 1024)
+            .table_keep_resident(64 * 1024)
+            .pagemap_scan(wasmtime::Enabled::Auto);
         cfg.allocation_strategy(pool);
     }
     let engine = Engine::new(&cfg).map_err(|e| LoadError::Link(e.to_string()))?;
