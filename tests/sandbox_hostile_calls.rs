@@ -311,3 +311,60 @@ fn a_fifo_among_the_artifacts_is_not_found_and_never_blocks() {
     );
     assert_good_verifier_still_works();
 }
+
+/// An artifact store whose reads block until released (a slow network
+/// file system, say): the thread in a read runs no guard.
+#[derive(Debug)]
+struct BlockingStore {
+    entered: std::sync::Mutex<mpsc::Sender<()>>,
+    release: std::sync::Mutex<mpsc::Receiver<()>>,
+}
+
+impl verdict_sandbox::ArtifactStore for BlockingStore {
+    fn read(
+        &self,
+        _id: &str,
+        _max_bytes: u64,
+    ) -> Result<verdict_sandbox::ArtifactData, verdict_sandbox::ArtifactError> {
+        let _ = self.entered.lock().unwrap().send(());
+        let _ = self
+            .release
+            .lock()
+            .unwrap()
+            .recv_timeout(Duration::from_secs(120));
+        Err(verdict_sandbox::ArtifactError::NotFound)
+    }
+
+    fn list(
+        &self,
+        _prefix: &str,
+        _max: usize,
+    ) -> Result<Vec<String>, verdict_sandbox::ArtifactError> {
+        Ok(Vec::new())
+    }
+}
+
+#[test]
+fn the_caller_returns_at_the_deadline_while_the_guests_thread_is_stuck() {
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    let store = Arc::new(BlockingStore {
+        entered: std::sync::Mutex::new(entered_tx),
+        release: std::sync::Mutex::new(release_rx),
+    });
+    let tenant = Tenant::new("slow-store", deadline(300), store);
+    let verifier = host_calls();
+    // The guest sleeps (so its call moves off the caller's thread), then
+    // reads from the store, which holds that thread until released.
+    let outcome = within_a_minute(move || {
+        verifier.check(&tenant, &command("sleep-then-read 1"), &CheckContext::new())
+    });
+    assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 300 }));
+    assert!(
+        entered.try_recv().is_ok(),
+        "the guest was inside the store's read when its caller returned"
+    );
+    // Let the abandoned call end (it stops at its next guard point).
+    let _ = release.send(());
+    assert_good_verifier_still_works();
+}

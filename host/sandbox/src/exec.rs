@@ -83,10 +83,11 @@ thread_local! {
 }
 
 /// Polls `future` to completion on the calling thread, parking it while the
-/// future waits. Needs no async runtime and works from any thread, including
-/// one that is driving an async runtime (which it then blocks, as any
-/// blocking call does).
-pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+/// future waits, and polling it again at `wake_by` at the latest (a timed
+/// park: the kernel's own timer, not the epoch ticker's). Needs no async
+/// runtime and works from any thread, including one that is driving an
+/// async runtime (which it then blocks, as any blocking call does).
+pub(crate) fn block_on<F: Future>(future: F, wake_by: Option<Instant>) -> F::Output {
     let mut future = pin!(future);
     WAKER.with(|waker| {
         let mut cx = Context::from_waker(waker);
@@ -94,7 +95,11 @@ pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
             if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
                 return out;
             }
-            std::thread::park();
+            match wake_by.map(|at| at.saturating_duration_since(Instant::now())) {
+                None => std::thread::park(),
+                Some(left) if left.is_zero() => {}
+                Some(left) => std::thread::park_timeout(left),
+            }
         }
     })
 }
@@ -108,12 +113,10 @@ mod tests {
     fn a_ready_call_completes_without_waiting() {
         let timers = Arc::new(Timers::default());
         let deadline = Instant::now() + Duration::from_secs(60);
-        let out = block_on(guarded(
-            async { 7 },
-            deadline,
-            &CancelHandle::new(),
-            &timers,
-        ));
+        let out = block_on(
+            guarded(async { 7 }, deadline, &CancelHandle::new(), &timers),
+            None,
+        );
         assert_eq!(out, Ok(7));
     }
 
@@ -127,12 +130,10 @@ mod tests {
             remote.cancel();
         });
         let deadline = Instant::now() + Duration::from_secs(60);
-        let out = block_on(guarded(
-            std::future::pending::<()>(),
-            deadline,
-            &cancel,
-            &timers,
-        ));
+        let out = block_on(
+            guarded(std::future::pending::<()>(), deadline, &cancel, &timers),
+            None,
+        );
         canceller.join().unwrap();
         assert_eq!(out, Err(Stop::Cancelled));
     }
@@ -148,12 +149,15 @@ mod tests {
                 firing.fire(Instant::now());
             }
         });
-        let out = block_on(guarded(
-            std::future::pending::<()>(),
-            deadline,
-            &CancelHandle::new(),
-            &timers,
-        ));
+        let out = block_on(
+            guarded(
+                std::future::pending::<()>(),
+                deadline,
+                &CancelHandle::new(),
+                &timers,
+            ),
+            None,
+        );
         assert_eq!(out, Err(Stop::Deadline));
         drop(ticker);
     }
@@ -162,12 +166,15 @@ mod tests {
     fn a_passed_deadline_stops_before_the_call_runs() {
         let timers = Arc::new(Timers::default());
         let ran = std::cell::Cell::new(false);
-        let out = block_on(guarded(
-            async { ran.set(true) },
-            Instant::now(),
-            &CancelHandle::new(),
-            &timers,
-        ));
+        let out = block_on(
+            guarded(
+                async { ran.set(true) },
+                Instant::now(),
+                &CancelHandle::new(),
+                &timers,
+            ),
+            None,
+        );
         assert_eq!(out, Err(Stop::Deadline));
         assert!(!ran.get());
     }

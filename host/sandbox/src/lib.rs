@@ -5,6 +5,7 @@ mod abi;
 mod artifacts;
 mod bindings;
 mod cache;
+mod call;
 mod census;
 mod checker;
 mod clock;
@@ -14,6 +15,7 @@ mod deny;
 mod error;
 mod exec;
 mod fsutil;
+mod handoff;
 mod host;
 mod imports;
 mod inspect;
@@ -21,6 +23,7 @@ mod limiter;
 mod limits;
 mod linker;
 mod lower;
+mod progress;
 mod shared;
 mod state;
 mod stderr;
@@ -33,6 +36,7 @@ pub use artifacts::{
     ArtifactData, ArtifactError, ArtifactStore, DirStore, MAX_ARTIFACT_ID_BYTES, MemoryStore,
     validate_artifact_id,
 };
+pub use call::{CallMetrics, CallReport, CallStages};
 pub use census::Footprint;
 pub use checker::{CheckerTotals, WasmChecker};
 pub use clock::CLOCK_RESOLUTION;
@@ -43,4 +47,4 @@ pub use imports::ALLOWED_IMPORTS;
 pub use inspect::Inspection;
 pub use limits::{Limits, LoadLimits};
 pub use tenant::Tenant;
-pub use verifier::{CallMetrics, CallReport, CallStages, LoadedVerifier};
+pub use verifier::LoadedVerifier;

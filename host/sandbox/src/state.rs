@@ -7,6 +7,7 @@ use crate::clock::{CallClock, ClockView};
 use crate::deny::DenyHttp;
 use crate::limiter::CallLimiter;
 use crate::limits::Limits;
+use crate::progress::Progress;
 use crate::stderr::TailPipe;
 use std::sync::Arc;
 use std::time::Instant;
@@ -66,6 +67,8 @@ pub(crate) struct CallState {
     pub(crate) artifact_bytes: u64,
     /// Stage boundaries reached so far.
     pub(crate) marks: StageMarks,
+    /// The counters the caller can read while the call runs.
+    pub(crate) progress: Arc<Progress>,
 }
 
 impl CallState {
@@ -76,6 +79,7 @@ impl CallState {
         deadline: Instant,
         cancel: CancelHandle,
         max_memories: u32,
+        progress: Arc<Progress>,
     ) -> Self {
         let stderr = TailPipe::new(STDERR_TAIL_BYTES);
         // Deny-all WASI (see `crate::deny`). The clocks are the call's
@@ -103,7 +107,14 @@ impl CallState {
             artifact_ops: 0,
             artifact_bytes: 0,
             marks: StageMarks::default(),
+            progress,
         }
+    }
+
+    /// Publishes the fuel left and the peak memory to the caller.
+    pub(crate) fn publish(&self, fuel_left: u64) {
+        self.progress
+            .tick(fuel_left, self.limiter.peak_memory as u64);
     }
 
     /// The resource table, for `wasi:io`.
@@ -142,6 +153,8 @@ impl CallState {
             return Ok(Err(ArtifactError::LimitReached));
         }
         self.artifact_ops += 1;
+        self.progress
+            .artifacts(self.artifact_ops, self.artifact_bytes);
         Ok(Ok(()))
     }
 
@@ -158,6 +171,8 @@ impl CallState {
         let read = self.store.read(id, self.limits.artifact_bytes_per_read);
         if let Ok(data) = &read {
             self.artifact_bytes += data.size;
+            self.progress
+                .artifacts(self.artifact_ops, self.artifact_bytes);
         }
         Ok(read)
     }

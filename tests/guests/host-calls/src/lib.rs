@@ -3,6 +3,8 @@
 //!
 //! - `sleep-ms N`: `std::thread::sleep` for N milliseconds (a
 //!   `wasi:clocks` subscription and a `wasi:io/poll` wait), then complete;
+//! - `sleep-then-read N`: sleep N milliseconds, then read the artifact
+//!   `slow` and complete;
 //! - `stdin`: read stdin to its end, then complete with the byte count;
 //! - `clocks`: report what the clocks say, as the reason:
 //!   `wall_ms=<ms since the epoch>;slept_ns=<monotonic ns across a 2.5 ms
@@ -61,11 +63,16 @@ fn clocks() -> String {
 }
 
 impl Verifier for HostCalls {
-    fn check(&self, packet: &Packet, _artifacts: &dyn Artifacts) -> Verdict {
+    fn check(&self, packet: &Packet, artifacts: &dyn Artifacts) -> Verdict {
         match command(packet) {
             ("sleep-ms", ms) => {
                 std::thread::sleep(Duration::from_millis(ms));
                 Verdict::complete().with_reason("woke up")
+            }
+            ("sleep-then-read", ms) => {
+                std::thread::sleep(Duration::from_millis(ms));
+                let read = artifacts.read("slow").is_ok();
+                Verdict::complete().with_reason(format!("read={read}"))
             }
             ("stdin", _) => {
                 let mut input = Vec::new();
