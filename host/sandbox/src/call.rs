@@ -207,8 +207,11 @@ impl CallRun {
             return failed(CheckError::Host(e.to_string()));
         }
         // Wake at every tick: publish what the call used so far, stop on
-        // cancellation or a passed deadline, otherwise keep going for one
+        // cancellation or a passed deadline, yield once when the call has
+        // run a tick (so it moves off its caller's thread, whose own timer
+        // then ends the wait at the deadline), otherwise keep going for one
         // more tick.
+        store.data_mut().yield_at = started.checked_add(shared.epoch_tick);
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|mut ctx| {
             let fuel_left = ctx.get_fuel().unwrap_or(0);
@@ -216,6 +219,8 @@ impl CallRun {
             state.publish(fuel_left);
             Ok(if state.should_interrupt() {
                 UpdateDeadline::Interrupt
+            } else if state.yield_due() {
+                UpdateDeadline::Yield(1)
             } else {
                 UpdateDeadline::Continue(1)
             })

@@ -69,6 +69,9 @@ pub(crate) struct CallState {
     pub(crate) marks: StageMarks,
     /// The counters the caller can read while the call runs.
     pub(crate) progress: Arc<Progress>,
+    /// When a guest still running should yield once, so that a call begun
+    /// on its caller's thread moves to its own (see [`crate::handoff`]).
+    pub(crate) yield_at: Option<Instant>,
 }
 
 impl CallState {
@@ -108,6 +111,18 @@ impl CallState {
             artifact_bytes: 0,
             marks: StageMarks::default(),
             progress,
+            yield_at: None,
+        }
+    }
+
+    /// True once, at the first tick after [`CallState::yield_at`].
+    pub(crate) fn yield_due(&mut self) -> bool {
+        match self.yield_at {
+            Some(at) if Instant::now() >= at => {
+                self.yield_at = None;
+                true
+            }
+            _ => false,
         }
     }
 
