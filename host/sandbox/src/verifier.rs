@@ -162,7 +162,7 @@ impl LoadedVerifier {
     ) -> CallReport<Verdict> {
         match self.start_check(tenant, packet, ctx) {
             Ok(call) => call.blocking(),
-            Err(refused) => refused,
+            Err(refused) => failed(refused),
         }
         .validated(|VerdictAnswer(verdict, _)| abi::verdict(verdict))
     }
@@ -178,7 +178,7 @@ impl LoadedVerifier {
     ) -> CallReport<Verdict> {
         match self.start_check(tenant, packet, ctx) {
             Ok(call) => call.finish().await,
-            Err(refused) => refused,
+            Err(refused) => failed(refused),
         }
         .validated(|VerdictAnswer(verdict, _)| abi::verdict(verdict))
     }
@@ -188,9 +188,9 @@ impl LoadedVerifier {
         tenant: &Tenant,
         packet: &CheckPacket,
         ctx: &CheckContext,
-    ) -> Result<Call<VerdictAnswer>, CallReport<VerdictAnswer>> {
+    ) -> Result<Call<VerdictAnswer>, CheckError> {
         let Some(index) = self.completion else {
-            return Err(failed(CheckError::Unsupported("completion")));
+            return Err(CheckError::Unsupported("completion"));
         };
         match self.api {
             ApiVersion::V0_1 => self.start(tenant, ctx, index, packet),
@@ -207,7 +207,7 @@ impl LoadedVerifier {
     ) -> CallReport<String> {
         match self.start_progress(tenant, packet, ctx) {
             Ok(call) => call.blocking(),
-            Err(refused) => refused,
+            Err(refused) => failed(refused),
         }
         .validated(progress_key)
     }
@@ -221,7 +221,7 @@ impl LoadedVerifier {
     ) -> CallReport<String> {
         match self.start_progress(tenant, packet, ctx) {
             Ok(call) => call.finish().await,
-            Err(refused) => refused,
+            Err(refused) => failed(refused),
         }
         .validated(progress_key)
     }
@@ -231,9 +231,9 @@ impl LoadedVerifier {
         tenant: &Tenant,
         packet: &CheckPacket,
         ctx: &CheckContext,
-    ) -> Result<Call<KeyAnswer>, CallReport<KeyAnswer>> {
+    ) -> Result<Call<KeyAnswer>, CheckError> {
         let Some(index) = self.progress else {
-            return Err(failed(CheckError::Unsupported("progress")));
+            return Err(CheckError::Unsupported("progress"));
         };
         match self.api {
             ApiVersion::V0_1 => self.start(tenant, ctx, index, packet),
@@ -243,22 +243,22 @@ impl LoadedVerifier {
     /// Sets up a call of the export at `index` with `packet` for `tenant`,
     /// under the deadline and the cancellation of `ctx`: the limits are
     /// checked, the deadline fixed, and the call future owns what it uses
-    /// (see [`crate::handoff`]).
+    /// (see [`crate::handoff`]). A refusal here is a call that never began.
     fn start<A: Answer + ComponentNamedList + Lift + Send + Sync + 'static>(
         &self,
         tenant: &Tenant,
         ctx: &CheckContext,
         index: ComponentExportIndex,
         packet: &CheckPacket,
-    ) -> Result<Call<A>, CallReport<A>> {
+    ) -> Result<Call<A>, CheckError> {
         let started = Instant::now();
         let cancel = ctx.cancel_handle();
         if cancel.is_cancelled() {
-            return Err(failed(CheckError::Cancelled));
+            return Err(CheckError::Cancelled);
         }
         let limits = *tenant.limits();
         if let Err(over) = self.footprint.fits(&limits, self.shared.load.max_memories) {
-            return Err(failed(CheckError::LoadRejected(over)));
+            return Err(CheckError::LoadRejected(over));
         }
         let (deadline, limit_ms) = deadline(started, &limits, ctx);
         let clock = CallClock::new(
