@@ -77,11 +77,16 @@ pub struct HostConfig {
     /// The compiler tier of each component. Default [`CompilerChoice::Auto`].
     pub compiler: CompilerChoice,
     /// Map compile-cache entries instead of reading them (a cached load of a
-    /// 12–18 MB component in 1.5–3.5 ms instead of 30–100). The process then
-    /// dies of `SIGBUS` if anyone truncates or rewrites an entry in place
-    /// while it is loaded, and damage after an entry was first checked goes
-    /// unnoticed; use it only where the cache directory is the host's own.
-    /// Default false.
+    /// 12–18 MB component in 1–5 ms instead of 75–230). An entry is mapped
+    /// only once it was read back from disk and found intact, and only while
+    /// its file is that one (same inode, size and times): a replaced or
+    /// rewritten entry is read and checked again. What remains: a process
+    /// dies of `SIGBUS` if someone who can write the private cache directory
+    /// truncates an entry in place while it is loaded (this host only ever
+    /// writes by rename), and damage that bypasses the file system (media,
+    /// raw device writes) after that check goes unnoticed. Set false where
+    /// the cache directory is shared with writers you do not trust to that
+    /// degree. Default true.
     pub map_cache_entries: bool,
 }
 
@@ -96,7 +101,7 @@ impl Default for HostConfig {
             pool_max_memory_bytes: 256 * 1024 * 1024,
             load: LoadLimits::default(),
             compiler: CompilerChoice::Auto,
-            map_cache_entries: false,
+            map_cache_entries: true,
         }
     }
 }
