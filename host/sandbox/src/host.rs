@@ -72,6 +72,15 @@ pub struct HostConfig {
     /// Largest linear memory a pooled slot allows; per-tenant caps apply
     /// below it. Default 256 MiB.
     pub pool_max_memory_bytes: u64,
+    /// Bytes of each pooled linear memory kept resident when its slot is
+    /// handed back: the pages a call dirtied below this are reset in place
+    /// (copied back from the memory's image, or zeroed) and the next call
+    /// finds them mapped; those above are returned to the kernel and fault
+    /// in again. `None` (the default): 16 MiB where the kernel finds the
+    /// dirtied pages (Linux's `PAGEMAP_SCAN`, 6.7+), so a reset costs the
+    /// pages a call touched (a JavaScript verifier dirties a few MiB of its
+    /// heap per check); 256 KiB elsewhere, where the whole amount is reset.
+    pub pool_keep_resident_bytes: Option<u64>,
     /// What a component may be to be loaded at all.
     pub load: LoadLimits,
     /// The compiler tier of each component. Default [`CompilerChoice::Auto`].
@@ -99,6 +108,7 @@ impl Default for HostConfig {
             pooling: true,
             pool_instances: 64,
             pool_max_memory_bytes: 256 * 1024 * 1024,
+            pool_keep_resident_bytes: None,
             load: LoadLimits::default(),
             compiler: CompilerChoice::Auto,
             map_cache_entries: true,
@@ -285,7 +295,7 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
             // it) are zeroed up to this many bytes, rather than returned to
             // the kernel, which costs a TLB shootdown on every core and page
             // faults in the next call.
-            .linear_memory_keep_resident(256 * 1024)
+            .linear_memory_keep_resident(keep_resident(config.pool_keep_resident_bytes))
             .table_keep_resident(64 * 1024)
             .pagemap_scan(wasmtime::Enabled::Auto);
         cfg.allocation_strategy(pool);
@@ -319,6 +329,16 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         cache,
         _ticker: ticker,
     })
+}
+
+/// Bytes of each pooled memory kept resident (see
+/// [`HostConfig::pool_keep_resident_bytes`]).
+fn keep_resident(configured: Option<u64>) -> usize {
+    match configured {
+        Some(bytes) => usize::try_from(bytes).unwrap_or(usize::MAX),
+        None if wasmtime::PoolingAllocationConfig::is_pagemap_scan_available() => 16 << 20,
+        None => 256 << 10,
+    }
 }
 
 /// The component for `bytes` in `shared`'s engine: from its compile cache,
