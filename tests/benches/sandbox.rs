@@ -633,17 +633,17 @@ fn polyglot_rows() {
             .unwrap_or_else(|e| panic!("{lang}: {e}"));
         let (check, fuel) = polyglot_checks(
             lang,
-            "auto, keep default".into(),
+            "auto, keep 256 KiB (default)".into(),
             &verifier,
             &tenant,
             &packet,
             &mut details,
         );
         // The same with other amounts of each memory kept resident.
-        for bytes in [256 << 10, 64 << 20] {
+        for bytes in [16 << 20, 64 << 20] {
             let verifier = VerifierHost::new(HostConfig {
                 cache_dir: Some(cache.path().to_owned()),
-                pool_keep_resident_bytes: Some(bytes),
+                pool_keep_resident_bytes: bytes,
                 ..HostConfig::default()
             })
             .and_then(|h| h.load_file(&path))
