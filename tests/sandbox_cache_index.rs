@@ -61,7 +61,7 @@ fn damaged_index_and_cache_entries_cost_a_recompile_only() {
         let mut bytes = std::fs::read(&entry).unwrap();
         let at = bytes.len() / 2;
         bytes[at] ^= 0x55;
-        std::fs::write(&entry, bytes).unwrap();
+        replace(&entry, &bytes);
         damaged += 1;
     }
     assert!(damaged >= 2, "an index entry and a cache entry");
@@ -81,6 +81,16 @@ fn damaged_index_and_cache_entries_cost_a_recompile_only() {
         host.load_file(guests::ARTIFACT_READY).unwrap().digest(),
         digest
     );
+}
+
+/// Replaces the file at `path` with `bytes` the way damage can reach an
+/// entry that may be mapped: a new file renamed over it (rewriting a mapped
+/// file in place would kill the process with `SIGBUS`; see
+/// `HostConfig::map_cache_entries`).
+fn replace(path: &std::path::Path, bytes: &[u8]) {
+    let replacement = path.with_extension("replacement");
+    std::fs::write(&replacement, bytes).unwrap();
+    std::fs::rename(&replacement, path).unwrap();
 }
 
 /// Every regular file under `dir`.
@@ -144,5 +154,33 @@ fn mapped_entries_load_and_a_replaced_entry_is_recompiled() {
             .result
             .unwrap()
             .complete
+    );
+}
+
+/// An entry is mapped only after it was read back from disk and found
+/// intact: the store records the checksum alone, the first cached load the
+/// identity of the file it checked.
+#[test]
+fn an_entry_is_marked_for_mapping_only_once_checked_on_disk() {
+    let cache = tempfile::tempdir().unwrap();
+    let fields = || {
+        let sums: Vec<_> = walk(cache.path())
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "sum"))
+            .collect();
+        assert_eq!(sums.len(), 1, "{sums:?}");
+        std::fs::read_to_string(&sums[0])
+            .unwrap()
+            .split_ascii_whitespace()
+            .count()
+    };
+    let bytes = std::fs::read(guests::ARTIFACT_READY).unwrap();
+    host(cache.path()).load_bytes(&bytes).unwrap();
+    assert_eq!(fields(), 1, "just stored: the checksum only");
+    host(cache.path()).load_bytes(&bytes).unwrap();
+    assert_eq!(
+        fields(),
+        8,
+        "checked on disk: the checksum and the file identity"
     );
 }

@@ -201,7 +201,10 @@ fn compile_cache_is_used_and_a_damaged_entry_is_recompiled() {
     // Damage every cached file: the host must refuse it and recompile.
     let mut damaged = 0;
     for entry in walk(dir.path()) {
-        std::fs::write(&entry, b"not a compiled component").unwrap();
+        // By rename, as damage can reach an entry that may be mapped.
+        let replacement = entry.with_extension("replacement");
+        std::fs::write(&replacement, b"not a compiled component").unwrap();
+        std::fs::rename(&replacement, &entry).unwrap();
         damaged += 1;
     }
     assert_eq!(damaged, 1);

@@ -585,10 +585,12 @@ fn polyglot_rows() {
     let tenant = tenant();
     let packet = read_packet();
     println!(
-        "\n| language | size | compile | cached load p50 / p99 | mapped cached load p50 / p99 | fresh check p50 / p99 | fuel |"
+        "\n| language | size | compile | cached load, read p50 / p99 | cached load, mapped (default) p50 / p99 | fresh check p50 / p99 | fuel |"
     );
     println!("|---|---|---|---|---|---|---|");
-    for (lang, path) in samples {
+    let mut details = Vec::new();
+    for (lang, path) in &samples {
+        let (lang, path) = (*lang, path.clone());
         let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let started = Instant::now();
@@ -597,7 +599,12 @@ fn polyglot_rows() {
             .unwrap_or_else(|e| panic!("{lang}: {e}"));
         let compile = started.elapsed();
         drop(compiled);
-        let cached_host = host(true, Some(cache.path().to_owned()));
+        let cached_host = VerifierHost::new(HostConfig {
+            cache_dir: Some(cache.path().to_owned()),
+            map_cache_entries: false,
+            ..HostConfig::default()
+        })
+        .unwrap_or_else(|e| panic!("host: {e}"));
         let iters = if size > 1_000_000 { 20 } else { 200 };
         let load = measure(
             iters,
@@ -624,18 +631,26 @@ fn polyglot_rows() {
         let verifier = cached_host
             .load_file(&path)
             .unwrap_or_else(|e| panic!("{lang}: {e}"));
-        let mut fuel = 0;
-        let check = measure(
-            200,
-            timed(|| {
-                let report = verifier.check(&tenant, &packet, &CheckContext::new());
-                fuel = report.metrics.fuel_used;
-                assert!(
-                    report.result.is_ok_and(|v| v.complete),
-                    "{lang}: the ready packet is complete"
-                );
-            }),
+        let (check, fuel) = polyglot_checks(
+            lang,
+            "auto, keep 256 KiB (default)".into(),
+            &verifier,
+            &tenant,
+            &packet,
+            &mut details,
         );
+        // The same with other amounts of each memory kept resident.
+        for bytes in [16 << 20, 64 << 20] {
+            let verifier = VerifierHost::new(HostConfig {
+                cache_dir: Some(cache.path().to_owned()),
+                pool_keep_resident_bytes: bytes,
+                ..HostConfig::default()
+            })
+            .and_then(|h| h.load_file(&path))
+            .unwrap_or_else(|e| panic!("{lang}: {e}"));
+            let label = format!("auto, keep {} KiB", bytes >> 10);
+            polyglot_checks(lang, label, &verifier, &tenant, &packet, &mut details);
+        }
         println!(
             "| {lang} | {:.1} MB | {} | {} / {} | {} / {} | {} / {} | {fuel} |",
             size as f64 / 1e6,
@@ -648,4 +663,115 @@ fn polyglot_rows() {
             fmt(check.p99),
         );
     }
+    if std::env::var_os(POLY_CRANELIFT_ENV).is_some() {
+        for (lang, path) in &samples {
+            let started = Instant::now();
+            let verifier = VerifierHost::new(HostConfig {
+                compiler: verdict_sandbox::CompilerChoice::Cranelift,
+                load: verdict_sandbox::LoadLimits {
+                    max_compile_cost: u64::MAX,
+                    ..verdict_sandbox::LoadLimits::default()
+                },
+                ..HostConfig::default()
+            })
+            .and_then(|h| h.load_file(path))
+            .unwrap_or_else(|e| panic!("{lang}: {e}"));
+            println!("({lang}: Cranelift compile {})", fmt(started.elapsed()));
+            polyglot_checks(
+                lang,
+                "cranelift".into(),
+                &verifier,
+                &tenant,
+                &packet,
+                &mut details,
+            );
+        }
+    } else {
+        println!("\n(set {POLY_CRANELIFT_ENV}=1 for Cranelift rows: a 15-20 s compile each)");
+    }
+    println!(
+        "\nFresh check stages (median of each stage over the calls; faults: minor page \
+         faults of the process per check, median):\n"
+    );
+    println!(
+        "| language | compiler, pool | setup | instantiate | lower | guest | lift | validate | teardown | sum | faults |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for row in details {
+        let p50 = |f: fn(&CallStages) -> Duration| fmt(stage_p50(&row.stages, f));
+        let mut faults = row.faults;
+        faults.sort_unstable();
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            row.lang,
+            row.compiler,
+            p50(|s| s.setup),
+            p50(|s| s.instantiate),
+            p50(|s| s.lower),
+            p50(|s| s.guest),
+            p50(|s| s.lift),
+            p50(|s| s.validate),
+            p50(|s| s.teardown),
+            p50(CallStages::total),
+            faults.get(faults.len() / 2).copied().unwrap_or(0),
+        );
+    }
+}
+
+/// Set to also compile the polyglot samples with Cranelift and time their
+/// checks (each compile takes 15-20 s).
+const POLY_CRANELIFT_ENV: &str = "VERDICT_BENCH_POLY_CRANELIFT";
+
+/// Where one polyglot sample's fresh checks went.
+struct PolyDetail {
+    lang: &'static str,
+    compiler: String,
+    stages: Vec<CallStages>,
+    faults: Vec<u64>,
+}
+
+/// Times 200 fresh checks of `verifier` (after a warm-up), recording each
+/// call's stages and minor page faults; the check times and the fuel.
+fn polyglot_checks(
+    lang: &'static str,
+    compiler: String,
+    verifier: &verdict_sandbox::LoadedVerifier,
+    tenant: &Tenant,
+    packet: &CheckPacket,
+    details: &mut Vec<PolyDetail>,
+) -> (Stats, u64) {
+    let mut fuel = 0;
+    let mut stages = Vec::new();
+    let mut faults = Vec::new();
+    let check = measure(
+        200,
+        timed(|| {
+            let before = minor_faults();
+            let report = verifier.check(tenant, packet, &CheckContext::new());
+            faults.push(minor_faults().saturating_sub(before));
+            fuel = report.metrics.fuel_used;
+            stages.push(report.metrics.stages);
+            assert!(
+                report.result.is_ok_and(|v| v.complete),
+                "{lang}: the ready packet is complete"
+            );
+        }),
+    );
+    details.push(PolyDetail {
+        lang,
+        compiler,
+        stages,
+        faults,
+    });
+    (check, fuel)
+}
+
+/// The process's minor page faults so far (Linux; 0 elsewhere).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Field 10 (minflt), counted after the parenthesised command name.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(0)
 }

@@ -2,14 +2,16 @@
 //! bytes, in a directory per engine configuration (so per compiler tier).
 //! Each entry is the serialized component (`<digest>.cwasm`) and beside it
 //! its XXH3-128 checksum with the file identity it was checked for
-//! (`<digest>.sum`). An entry is read into memory and checked before
-//! wasmtime sees it. With [`HostConfig::map_cache_entries`] an entry whose
-//! file is the one checked (same device, inode, size and times) is instead
-//! mapped by wasmtime without being read (`Component::deserialize_file`): a
-//! 64 MB entry then loads in about 2 ms instead of tens, but a process that
-//! has it mapped dies of `SIGBUS` if anyone truncates or rewrites the file
-//! in place (this host never does: it writes by rename), and damage on disk
-//! after the check goes unnoticed.
+//! (`<digest>.sum`). An entry is first read back from disk and checked
+//! before wasmtime sees it; with [`HostConfig::map_cache_entries`] (the
+//! default) that check then records the identity of the file it read (same
+//! device, inode, size and times), and while the file is still that one it
+//! is mapped by wasmtime without being read (`Component::deserialize_file`):
+//! a 64 MB entry loads in about 1–2 ms instead of tens. A process that has
+//! it mapped dies of `SIGBUS` if anyone truncates or rewrites the file in
+//! place (this host never does: it writes by rename), and damage that
+//! bypasses the file system (so leaves the times alone) after the check
+//! goes unnoticed.
 //!
 //! [`HostConfig::map_cache_entries`]: crate::HostConfig::map_cache_entries
 //!
@@ -125,11 +127,21 @@ impl CompileCache {
             }
         } else {
             // Read it and check it first.
+            let identity = FileIdentity::of(&path);
             let bytes = std::fs::read(&path).ok()?;
             if XxHash3_128::oneshot(&bytes) != sum {
                 tracing::debug!(%digest, "compile cache entry damaged; recompiling");
                 self.remove(digest);
                 return None;
+            }
+            // Checked on disk: record which file that was, so later loads
+            // may map it (only if it did not change while it was read).
+            if self.map
+                && let Some(id) = identity
+                && FileIdentity::of(&path) == Some(id)
+                && let Err(err) = self.write_sum(digest, sum, Some(id))
+            {
+                tracing::debug!(%digest, error = %err.kind(), "cannot record a checked entry");
             }
             // SAFETY: as above, on bytes just checked against the checksum
             // `store` recorded.
@@ -154,12 +166,19 @@ impl CompileCache {
     }
 
     /// Stores `component` for `digest`, atomically (write, then rename),
-    /// then its checksum with the identity of the file just written.
+    /// then its checksum. The entry is not yet marked checked: its first
+    /// load reads it back and checks it, so only bytes found intact on disk
+    /// are ever mapped.
     pub(crate) fn store(&self, digest: &str, component: &Component) -> io::Result<()> {
         let bytes = component.serialize().map_err(io::Error::other)?;
         let sum = XxHash3_128::oneshot(&bytes);
         write_atomic(&self.dir, &format!("{digest}.cwasm"), &[&bytes])?;
-        let id = FileIdentity::of(&self.path(digest));
+        self.write_sum(digest, sum, None)
+    }
+
+    /// Writes `digest`'s checksum file: the checksum and, once the entry
+    /// was read back and found intact, the identity of the file checked.
+    fn write_sum(&self, digest: &str, sum: u128, id: Option<FileIdentity>) -> io::Result<()> {
         let mut text = format!("{sum:032x}");
         if let Some(id) = id {
             for word in id.0 {
