@@ -49,7 +49,7 @@ use verdict_providers::fake::{
 };
 use verdict_providers::{
     ApiKey, CallContext, Connector, ConnectorConfig, Credential, EventStream, Model, ModelRequest,
-    ModelResponse, Protocol, ProviderError,
+    ModelResponse, Protocol, ProviderError, RetryPolicy, Timeouts,
 };
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
@@ -233,6 +233,11 @@ async fn idle_kib(executions: usize, model: impl Fn(usize) -> Arc<dyn Model>) ->
         })
         .collect();
     while parked.load(Ordering::SeqCst) < executions {
+        // A run that ended before parking would leave this waiting forever.
+        if let Some(ended) = tasks.iter().position(|t| t.is_finished()) {
+            let task = tasks.into_iter().nth(ended).unwrap();
+            panic!("execution {ended} ended before parking: {:?}", task.await);
+        }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let held = held(&region);
@@ -444,9 +449,21 @@ async fn idle_rows() -> Vec<(&'static str, (f64, f64))> {
     // The fake in a child process: what this process holds is the
     // library's share alone (agent, execution, HTTP client and its pool).
     let (mut child, base_url) = fake_child();
+    // The settings of `FakeProvider::connector_config`, at the child's URL.
     let config = ConnectorConfig::new("fake-child", Protocol::OpenAiChat)
         .with_base_url(base_url)
-        .with_credential(Credential::Key(ApiKey::new(FAKE_API_KEY)));
+        .with_credential(Credential::Key(ApiKey::new(FAKE_API_KEY)))
+        .with_timeouts(Timeouts {
+            connect: Duration::from_secs(2),
+            first_byte: Duration::from_secs(5),
+            idle: Duration::from_secs(5),
+            total: Duration::from_secs(10),
+        })
+        .with_retry(RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(5),
+            max_delay: Duration::from_secs(2),
+        });
     let client: Arc<dyn Model> = Arc::new(Connector::new(config).unwrap());
     let client_only = idle_kib(1_000, |_| client.clone()).await;
     drop(client);
