@@ -1,27 +1,37 @@
 //! Host overhead of the managed loop, printed as tables.
 //!
 //! 1. Per loop turn with the in-process scripted model (zero model latency;
-//!    the scripted model's own bookkeeping is included): without a policy,
-//!    with an empty policy, with a native completion checker, and with the
-//!    `artifact-ready` wasm verifier. Each run is 5 turns (4 tool turns, one
-//!    final answer checked once).
+//!    the scripted model keeps no copy of the requests; its script lookup is
+//!    included): without a policy, with an empty policy, with a native
+//!    completion checker (a blocking closure run on the blocking pool, and
+//!    an inline one), and with the `artifact-ready` wasm verifier. Each run
+//!    is 5 turns (4 tool turns, one final answer checked once).
 //! 2. 1,000 concurrent executions × 5 turns against the fake HTTP provider
 //!    on loopback (OpenAI Chat Completions): turns per second and the
 //!    process's peak resident memory.
 //! 3. Memory per idle execution: 1,000 executions each parked in its third
 //!    model call (two tool turns behind it): the heap bytes they hold (a
 //!    counting allocator) and the resident memory above the process's
-//!    before they started, per execution; against the fake HTTP provider
-//!    (its record of every request included) and against the in-process
-//!    scripted model. Measured first, on a fresh heap, printed last.
+//!    before they started, per execution; against the in-process scripted
+//!    model, against the fake HTTP provider in a child process (what this
+//!    process holds is then the library's share alone: agent, execution,
+//!    HTTP client and its connection pool), and against the fake in this
+//!    process (its server connections and its record of every request
+//!    included). Measured first, on a fresh heap, printed last.
+//!
+//! Agents are built per run (their conversations are their own); the tool
+//! is defined once and cloned into each, as a host defines its tools once
+//! (its schema compiled once).
 //!
 //! Run: `cargo bench -p verdict-agent --bench loop_overhead`
 //! (`VERDICT_BENCH_ONLY=native,idle` runs only the named parts).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: fail loudly
 
 use std::alloc::System;
-use std::sync::Arc;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::time::{Duration, Instant};
@@ -34,10 +44,12 @@ use verdict_agent::{
     Agent, Checkers, CompletionFn, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError,
 };
 use verdict_policy::{CompletionChecker, Effect, LoopPolicy, Verdict};
-use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, ScriptedTurn};
+use verdict_providers::fake::{
+    Conversation, FAKE_API_KEY, FakeProvider, Script, ScriptedModel, ScriptedTurn,
+};
 use verdict_providers::{
-    CallContext, Connector, EventStream, Model, ModelRequest, ModelResponse, Protocol,
-    ProviderError,
+    ApiKey, CallContext, Connector, ConnectorConfig, Credential, EventStream, Model, ModelRequest,
+    ModelResponse, Protocol, ProviderError, RetryPolicy, Timeouts,
 };
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
@@ -55,7 +67,7 @@ fn held(region: &Region<'_, System>) -> isize {
 }
 
 /// Whether section `key` runs: all unless `VERDICT_BENCH_ONLY` names some
-/// (`none`, `empty`, `native`, `wasm`, `concurrent`, `idle`).
+/// (`none`, `empty`, `native`, `inline`, `wasm`, `concurrent`, `idle`).
 fn runs(key: &str) -> bool {
     std::env::var("VERDICT_BENCH_ONLY")
         .map_or(true, |only| only.split(',').any(|s| s.trim() == key))
@@ -72,7 +84,9 @@ fn turns() -> Vec<ScriptedTurn> {
     turns
 }
 
-fn read_tool() -> Tool {
+/// The bench's one tool, defined once (its schema compiled once) and
+/// cloned into every agent, as a host defines its tools once.
+static READ_TOOL: LazyLock<Tool> = LazyLock::new(|| {
     Tool::new(
         "read_artifact",
         json!({"type": "object", "properties": {"step": {"type": "integer"}}}),
@@ -82,6 +96,10 @@ fn read_tool() -> Tool {
     )
     .unwrap()
     .with_effect(Effect::Read)
+});
+
+fn read_tool() -> Tool {
+    READ_TOOL.clone()
 }
 
 fn agent(model: Arc<dyn Model>, managed: Managed) -> Agent {
@@ -110,7 +128,8 @@ async fn per_turn(name: &str, policy: Managed, runs: u32) -> (String, f64, f64) 
     for _ in 0..7 {
         let start = Instant::now();
         for _ in 0..runs {
-            let model: Arc<dyn Model> = Arc::new(ScriptedModel::new(Script::new(turns())));
+            let model: Arc<dyn Model> =
+                Arc::new(ScriptedModel::new(Script::new(turns())).without_records());
             let agent = agent(model, policy.clone());
             let response = agent
                 .run("Verify A42.", RunOptions::default())
@@ -214,6 +233,11 @@ async fn idle_kib(executions: usize, model: impl Fn(usize) -> Arc<dyn Model>) ->
         })
         .collect();
     while parked.load(Ordering::SeqCst) < executions {
+        // A run that ended before parking would leave this waiting forever.
+        if let Some(ended) = tasks.iter().position(|t| t.is_finished()) {
+            let task = tasks.into_iter().nth(ended).unwrap();
+            panic!("execution {ended} ended before parking: {:?}", task.await);
+        }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let held = held(&region);
@@ -283,16 +307,25 @@ async fn concurrent(executions: usize, policy: Managed) -> (f64, Duration) {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
+    if std::env::var_os(FAKE_CHILD).is_some() {
+        return serve_fake_child().await;
+    }
     let native: Arc<dyn CompletionChecker> =
         Arc::new(CompletionFn::new(|_: &_, _: &_| Ok(complete())));
-    let store = Arc::new(MemoryStore::new());
-    store
-        .insert("A42", br#"{"id":"A42","ready":true}"#.to_vec())
-        .unwrap();
-    let wasm: Arc<dyn CompletionChecker> = Arc::new(WasmChecker::new(
-        verdict_test_support::load(verdict_test_support::guests::ARTIFACT_READY),
-        Tenant::new("bench", Limits::default(), store),
-    ));
+    let inline: Arc<dyn CompletionChecker> =
+        Arc::new(CompletionFn::inline(|_: &_, _: &_| Ok(complete())));
+    // Loaded only when its row runs (selecting other rows skips compiling
+    // the component).
+    let wasm = || -> Arc<dyn CompletionChecker> {
+        let store = Arc::new(MemoryStore::new());
+        store
+            .insert("A42", br#"{"id":"A42","ready":true}"#.to_vec())
+            .unwrap();
+        Arc::new(WasmChecker::new(
+            verdict_test_support::load(verdict_test_support::guests::ARTIFACT_READY),
+            Tenant::new("bench", Limits::default(), store),
+        ))
+    };
 
     // On a fresh heap, before the other parts grow it.
     let idle = if runs("idle") {
@@ -309,16 +342,29 @@ async fn main() {
         ),
         (
             "native",
-            "policy + native checker",
+            "policy + native checker (blocking closure, on the blocking pool)",
             Some((
                 LoopPolicy::default(),
                 Checkers::new().with_completion(native.clone()),
             )),
         ),
         (
+            "inline",
+            "policy + native checker (inline closure)",
+            Some((
+                LoopPolicy::default(),
+                Checkers::new().with_completion(inline.clone()),
+            )),
+        ),
+        (
             "wasm",
             "policy + wasm verifier (artifact-ready)",
-            Some((LoopPolicy::default(), Checkers::new().with_completion(wasm))),
+            runs("wasm").then(|| {
+                (
+                    LoopPolicy::default(),
+                    Checkers::new().with_completion(wasm()),
+                )
+            }),
         ),
     ];
     let mut rows = Vec::new();
@@ -348,6 +394,12 @@ async fn main() {
         for (model, (heap, resident)) in rows {
             println!("| {model} | {heap:.1} | {resident:.1} |");
         }
+        let agent = agent(Arc::new(ScriptedModel::new(Script::new(turns()))), None);
+        let run = agent.run("", RunOptions::default());
+        println!(
+            "\n(a run's future, which each spawned execution's task holds: {} bytes)",
+            std::mem::size_of_val(&run)
+        );
     }
 }
 
@@ -376,13 +428,12 @@ async fn concurrent_rows(native: &Arc<dyn CompletionChecker>) {
     }
 }
 
-/// Heap KiB per agent (one tool, in-process model) of `n` agents built and
-/// kept, not run.
+/// Heap KiB per agent (one tool, a model shared by all, as a connector is)
+/// of `n` agents built and kept, not run.
 fn agent_kib(n: usize) -> f64 {
+    let model: Arc<dyn Model> = Arc::new(ScriptedModel::new(Script::new(turns())));
     let region = Region::new(ALLOCATOR);
-    let agents: Vec<Agent> = (0..n)
-        .map(|_| agent(Arc::new(ScriptedModel::new(Script::new(turns()))), None))
-        .collect();
+    let agents: Vec<Agent> = (0..n).map(|_| agent(model.clone(), None)).collect();
     let held = held(&region);
     drop(agents);
     held as f64 / 1024.0 / n as f64
@@ -392,9 +443,32 @@ async fn idle_rows() -> Vec<(&'static str, (f64, f64))> {
     let built = agent_kib(1_000);
     // In-process first: the fake server's teardown frees memory for a while.
     let in_process = idle_kib(1_000, |_| {
-        Arc::new(ScriptedModel::new(Script::new(turns())))
+        Arc::new(ScriptedModel::new(Script::new(turns())).without_records())
     })
     .await;
+    // The fake in a child process: what this process holds is the
+    // library's share alone (agent, execution, HTTP client and its pool).
+    let (mut child, base_url) = fake_child();
+    // The settings of `FakeProvider::connector_config`, at the child's URL.
+    let config = ConnectorConfig::new("fake-child", Protocol::OpenAiChat)
+        .with_base_url(base_url)
+        .with_credential(Credential::Key(ApiKey::new(FAKE_API_KEY)))
+        .with_timeouts(Timeouts {
+            connect: Duration::from_secs(2),
+            first_byte: Duration::from_secs(5),
+            idle: Duration::from_secs(5),
+            total: Duration::from_secs(10),
+        })
+        .with_retry(RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(5),
+            max_delay: Duration::from_secs(2),
+        });
+    let client: Arc<dyn Model> = Arc::new(Connector::new(config).unwrap());
+    let client_only = idle_kib(1_000, |_| client.clone()).await;
+    drop(client);
+    drop(child.stdin.take());
+    child.wait().unwrap();
     let fake = FakeProvider::start(script(1_000)).await.unwrap();
     let mut registry = ConnectorRegistry::new();
     registry
@@ -408,8 +482,42 @@ async fn idle_rows() -> Vec<(&'static str, (f64, f64))> {
         ),
         ("in-process scripted model", in_process),
         (
-            "fake HTTP provider (client pool, server connections and its request records included)",
+            "fake HTTP provider in a child process (this process: agent, execution, HTTP client and its pool)",
+            client_only,
+        ),
+        (
+            "fake HTTP provider in this process (its server connections and request records included)",
             over_http,
         ),
     ]
+}
+
+/// Set in the child that serves the fake provider for the idle rows.
+const FAKE_CHILD: &str = "VERDICT_BENCH_FAKE_CHILD";
+
+/// Starts this bench again as a child serving the fake provider; returns it
+/// and the base URL it printed.
+fn fake_child() -> (Child, String) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env(FAKE_CHILD, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line.trim().to_owned())
+}
+
+/// The child's part: serve the fake until stdin closes.
+async fn serve_fake_child() {
+    let fake = FakeProvider::start(script(1_000)).await.unwrap();
+    println!("{}", fake.base_url(Protocol::OpenAiChat));
+    std::io::stdout().flush().unwrap();
+    tokio::task::spawn_blocking(|| std::io::read_to_string(std::io::stdin()))
+        .await
+        .unwrap()
+        .unwrap();
 }

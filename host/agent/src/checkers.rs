@@ -61,19 +61,37 @@ impl Checkers {
     }
 }
 
-/// A [`CompletionChecker`] made from a blocking closure. Each check runs it
-/// on the tokio runtime's blocking threads (on the calling thread outside a
-/// runtime) with the packet and the [`CheckContext`]; a cancelled check
-/// returns at once, leaving the closure to finish on its own.
-pub struct CompletionFn<F>(Arc<F>);
+/// A [`CompletionChecker`] made from a closure. Made with
+/// [`CompletionFn::new`], each check runs it on the tokio runtime's
+/// blocking threads (on the calling thread outside a runtime) with the
+/// packet and the [`CheckContext`]; a cancelled check returns at once,
+/// leaving the closure to finish on its own. Made with
+/// [`CompletionFn::inline`], it runs on the checking task itself.
+pub struct CompletionFn<F> {
+    check: Arc<F>,
+    inline: bool,
+}
 
 impl<F> CompletionFn<F>
 where
     F: Fn(&CheckPacket, &CheckContext) -> Result<Verdict, CheckerError> + Send + Sync + 'static,
 {
-    /// Wraps `check`.
+    /// Wraps `check`, a closure that may block (IO, locks, heavy work).
     pub fn new(check: F) -> Self {
-        Self(Arc::new(check))
+        Self {
+            check: Arc::new(check),
+            inline: false,
+        }
+    }
+
+    /// Wraps `check`, a quick closure that never blocks (a pure function of
+    /// the packet): it runs on the checking task, saving the hand-off to a
+    /// blocking thread and back; a cancellation cannot interrupt it.
+    pub fn inline(check: F) -> Self {
+        Self {
+            check: Arc::new(check),
+            inline: true,
+        }
     }
 }
 
@@ -86,7 +104,10 @@ where
         packet: &'a CheckPacket,
         ctx: &'a CheckContext,
     ) -> CheckFuture<'a, Verdict> {
-        let check = Arc::clone(&self.0);
+        if self.inline {
+            return Box::pin(inline(packet, ctx, &*self.check));
+        }
+        let check = Arc::clone(&self.check);
         Box::pin(blocking(packet, ctx, move |p, c| check(p, c)))
     }
 }
@@ -97,17 +118,32 @@ impl<F> std::fmt::Debug for CompletionFn<F> {
     }
 }
 
-/// A [`ProgressChecker`] made from a blocking closure, run as
-/// [`CompletionFn`] runs its closure.
-pub struct ProgressFn<F>(Arc<F>);
+/// A [`ProgressChecker`] made from a closure, run as [`CompletionFn`] runs
+/// its closure.
+pub struct ProgressFn<F> {
+    sample: Arc<F>,
+    inline: bool,
+}
 
 impl<F> ProgressFn<F>
 where
     F: Fn(&CheckPacket, &CheckContext) -> Result<String, CheckerError> + Send + Sync + 'static,
 {
-    /// Wraps `sample`.
+    /// Wraps `sample`, a closure that may block.
     pub fn new(sample: F) -> Self {
-        Self(Arc::new(sample))
+        Self {
+            sample: Arc::new(sample),
+            inline: false,
+        }
+    }
+
+    /// Wraps `sample`, a quick closure that never blocks, run on the
+    /// checking task (see [`CompletionFn::inline`]).
+    pub fn inline(sample: F) -> Self {
+        Self {
+            sample: Arc::new(sample),
+            inline: true,
+        }
     }
 }
 
@@ -120,7 +156,10 @@ where
         packet: &'a CheckPacket,
         ctx: &'a CheckContext,
     ) -> CheckFuture<'a, String> {
-        let sample = Arc::clone(&self.0);
+        if self.inline {
+            return Box::pin(inline(packet, ctx, &*self.sample));
+        }
+        let sample = Arc::clone(&self.sample);
         Box::pin(blocking(packet, ctx, move |p, c| sample(p, c)))
     }
 }
@@ -129,6 +168,18 @@ impl<F> std::fmt::Debug for ProgressFn<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ProgressFn")
     }
+}
+
+/// Runs `call` here, unless `ctx` is cancelled already.
+async fn inline<T>(
+    packet: &CheckPacket,
+    ctx: &CheckContext,
+    call: &(impl Fn(&CheckPacket, &CheckContext) -> Result<T, CheckerError> + ?Sized),
+) -> Result<T, CheckerError> {
+    if ctx.is_cancelled() {
+        return Err(CheckerError::Cancelled);
+    }
+    call(packet, ctx)
 }
 
 /// Runs `call` on a blocking thread and waits for it or the cancellation of

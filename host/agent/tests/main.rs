@@ -6,6 +6,7 @@
 mod async_tools;
 mod call_ids;
 mod cancellation;
+mod closure_checkers;
 mod commit;
 mod common;
 mod equivalence;

@@ -41,6 +41,19 @@ pub enum CanonicalError {
     NonFiniteNumber,
 }
 
+/// `bytes` as lowercase hex, two digits a byte (a table lookup per
+/// nibble: `hex::encode` collects a char iterator).
+fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    for &byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)]);
+        out.push(DIGITS[usize::from(byte & 0x0f)]);
+    }
+    // Only ASCII digits were written.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// Lowercase hex SHA-256 of a value's canonical JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -52,7 +65,12 @@ impl Fingerprint {
         // Writing into one buffer and hashing it once is faster than
         // streaming many small writes into the hasher.
         let bytes = canonical_json(value)?;
-        Ok(Self(hex::encode(Sha256::digest(&bytes))))
+        Ok(Self(lower_hex(&Sha256::digest(&bytes))))
+    }
+
+    /// The fingerprint as an owned string.
+    pub fn into_string(self) -> String {
+        self.0
     }
 
     /// Accepts a fingerprint computed elsewhere: exactly 64 lowercase hex

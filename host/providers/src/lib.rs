@@ -18,7 +18,9 @@ mod sse;
 pub mod wire;
 
 #[cfg(feature = "http")]
-pub use connector::{Connector, ConnectorConfig, MAX_BODY_BYTES, Timeouts};
+pub use connector::{
+    Connector, ConnectorConfig, DEFAULT_MAX_IDLE_CONNECTIONS, MAX_BODY_BYTES, Timeouts,
+};
 pub use errors::{AttemptRefusal, ProviderError, TimeoutPhase};
 pub use model::{
     Attempt, AttemptHook, CallContext, EventStream, FinishReason, Message, Model, ModelRequest,

@@ -111,6 +111,21 @@ fn request_of() -> ModelRequest {
 }
 
 #[tokio::test]
+async fn without_records_the_same_turns_come_and_no_request_is_kept() {
+    let recorded = ScriptedModel::new(script());
+    let unrecorded = ScriptedModel::new(script()).without_records();
+    let (r1, _) = call(&recorded, &request_of(), false).await.unwrap();
+    let (u1, _) = call(&unrecorded, &request_of(), false).await.unwrap();
+    assert_eq!(u1, r1);
+    let (r2, _) = call(&recorded, &follow_up(&r1), false).await.unwrap();
+    let (u2, _) = call(&unrecorded, &follow_up(&u1), false).await.unwrap();
+    assert_eq!(u2, r2);
+    assert_eq!(unrecorded.remaining_turns(), 0);
+    assert_eq!(recorded.requests().len(), 2);
+    assert!(unrecorded.requests().is_empty());
+}
+
+#[tokio::test]
 async fn a_request_that_does_not_match_the_script_is_refused() {
     let scripted = ScriptedModel::new(script());
     let (first, _) = call(&scripted, &request_of(), false).await.unwrap();

@@ -84,7 +84,10 @@ pub(crate) async fn run_batch(
             // A write runs alone; a read identical to one already in the
             // group waits for it, so repeat accounting sees the first
             // result before admitting the second (as one at a time would).
-            let signature = (call.name.as_str(), Fingerprint::of(&call.arguments).ok());
+            // Signatures are needed only when the batch has another call
+            // (a lone call's fingerprint would be compared with nothing).
+            let signature = (prepared.len() > 1)
+                .then(|| (call.name.as_str(), Fingerprint::of(&call.arguments).ok()));
             if !group.is_empty() && (effect != Effect::Read || signatures.contains(&signature)) {
                 break;
             }

@@ -9,7 +9,8 @@
 use futures::StreamExt;
 use verdict_policy::{PolicyExecution, StopReason};
 use verdict_providers::{
-    CallContext, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, Usage,
+    CallContext, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, ToolDefinition,
+    Usage,
 };
 
 use super::Agent;
@@ -65,14 +66,18 @@ pub(super) struct Progress {
 impl Progress {
     /// Adds one model call's token usage.
     pub(super) fn add_usage(&mut self, call: &Usage) {
-        let total = &mut self.usage;
-        total.input_tokens = total.input_tokens.saturating_add(call.input_tokens);
-        total.output_tokens = total.output_tokens.saturating_add(call.output_tokens);
-        total.cached_input_tokens = total
-            .cached_input_tokens
-            .saturating_add(call.cached_input_tokens);
-        total.reasoning_tokens = total.reasoning_tokens.saturating_add(call.reasoning_tokens);
+        add_usage(&mut self.usage, call);
     }
+}
+
+/// Adds one model call's token usage to `total`.
+pub(super) fn add_usage(total: &mut Usage, call: &Usage) {
+    total.input_tokens = total.input_tokens.saturating_add(call.input_tokens);
+    total.output_tokens = total.output_tokens.saturating_add(call.output_tokens);
+    total.cached_input_tokens = total
+        .cached_input_tokens
+        .saturating_add(call.cached_input_tokens);
+    total.reasoning_tokens = total.reasoning_tokens.saturating_add(call.reasoning_tokens);
 }
 
 /// How a turn starts.
@@ -106,6 +111,9 @@ pub(super) struct Execution<'a> {
     /// The policy execution, when the run has a policy.
     pub(super) managed: Option<Managed>,
     pub(super) progress: Progress,
+    /// The tool definitions offered to the model, made once per execution
+    /// (lent to each request with the conversation).
+    pub(super) tools: Vec<ToolDefinition>,
 }
 
 impl<'a> Execution<'a> {
@@ -200,6 +208,7 @@ impl<'a> Execution<'a> {
             schema,
             managed,
             progress,
+            tools: inner.tools.definitions(),
         })
     }
 
@@ -308,20 +317,39 @@ impl<'a> Execution<'a> {
         })
     }
 
-    /// A request on the conversation so far plus `extra` messages.
-    pub(super) fn request(&self, extra: impl IntoIterator<Item = Message>) -> ModelRequest {
+    /// The request of a model call on the conversation so far plus
+    /// `extra`: it holds the execution's own conversation and tool
+    /// definitions while the call is out (nothing is copied), so it must go
+    /// back with [`Execution::give_back`] before the conversation is used
+    /// again.
+    pub(super) fn lend_request(&mut self, extra: Option<Message>) -> ModelRequest {
         let inner = &self.agent.inner;
-        let mut messages = self.progress.messages.clone();
+        let mut messages = std::mem::take(&mut self.progress.messages);
         messages.extend(extra);
         ModelRequest {
             model: self.binding.model_name.clone(),
             instructions: inner.instructions.clone(),
             messages,
-            tools: inner.tools.definitions(),
+            tools: std::mem::take(&mut self.tools),
             tool_choice: Default::default(),
             output_schema: self.options.output_schema.clone(),
             max_tokens: inner.max_tokens,
         }
+    }
+
+    /// Takes back a request from [`Execution::lend_request`]: its
+    /// conversation without the `extra` message lent with it, which is
+    /// returned (to commit with the model's reply, or to drop).
+    pub(super) fn give_back(&mut self, request: ModelRequest, extra: bool) -> Option<Message> {
+        let ModelRequest {
+            mut messages,
+            tools,
+            ..
+        } = request;
+        let extra = if extra { messages.pop() } else { None };
+        self.progress.messages = messages;
+        self.tools = tools;
+        extra
     }
 }
 

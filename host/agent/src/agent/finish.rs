@@ -2,7 +2,7 @@
 //! host makes: the suspension wrap-up, and the structured-output repair and
 //! formatting calls.
 
-use verdict_providers::{Message, ModelRequest, OutputSchema, ToolChoice};
+use verdict_providers::{Message, OutputSchema, ToolChoice};
 
 use super::execution::Execution;
 use super::response::{RunStatus, SuspendedRun};
@@ -66,17 +66,17 @@ impl Execution<'_> {
         instruction: String,
         output_schema: Option<OutputSchema>,
     ) -> Result<String, AgentError> {
-        let instruction = Message::user(instruction);
-        let request = ModelRequest {
-            tools: Vec::new(),
-            tool_choice: ToolChoice::None,
-            output_schema,
-            ..self.request([instruction.clone()])
-        };
-        let response = self.call_model(&request).await?;
+        let mut request = self.lend_request(Some(Message::user(instruction)));
+        let tools = std::mem::take(&mut request.tools);
+        request.tool_choice = ToolChoice::None;
+        request.output_schema = output_schema;
+        let response = self.call_model(&request).await;
+        request.tools = tools;
+        let instruction = self.give_back(request, true);
+        let response = response?;
         self.progress.add_usage(&response.usage);
         let text = response.text.unwrap_or_default();
-        self.progress.messages.push(instruction);
+        self.progress.messages.extend(instruction);
         self.progress.messages.push(Message::Assistant {
             text: Some(text.clone()),
             tool_calls: Vec::new(),

@@ -153,9 +153,20 @@ impl Managed {
         let Some(&sequence) = self.admitted.get(&settled.call.id) else {
             return Decision::Continue;
         };
-        let decision = self
-            .exec
-            .observe(sequence, Some(settled.policy_outcome()), settled.value());
+        // The receipt's fingerprint of the result (the same canonical
+        // fingerprint the engine would compute) saves hashing it again; a
+        // value without one goes to the engine, which records it as
+        // unfingerprintable.
+        let mut outcome = settled.policy_outcome();
+        outcome.result_fingerprint = settled
+            .receipt
+            .as_ref()
+            .and_then(|r| r.result_fingerprint.clone());
+        let value = match outcome.result_fingerprint {
+            Some(_) => None,
+            None => settled.value(),
+        };
+        let decision = self.exec.observe(sequence, Some(outcome), value);
         self.publish();
         decision
     }

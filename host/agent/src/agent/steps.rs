@@ -4,11 +4,11 @@
 //! calls as a batch.
 
 use verdict_policy::{StopReason, TurnDecision};
-use verdict_providers::{Message, ModelResponse, ToolCall};
+use verdict_providers::{Message, ModelRequest, ModelResponse, ProviderError, ToolCall, Usage};
 
 use super::batch::run_batch;
 use super::events::AgentEvent;
-use super::execution::{Execution, Next, TurnStart};
+use super::execution::{Execution, Next, TurnStart, add_usage};
 use super::managed::Judgement;
 use super::response::RunStatus;
 use super::structured::{format_instruction, repair_instruction, schema_error};
@@ -74,15 +74,12 @@ impl Execution<'_> {
         // cancellation it made on one of them is seen here, before the call.
         self.events.taken().await;
         self.check_cancelled()?;
-        let request = self.request(feedback.clone());
-        let mut response = self.call_model(&request).await?;
-        for _ in 0..EMPTY_RESPONSE_RETRIES {
-            if !is_empty(&response) {
-                break;
-            }
-            self.progress.add_usage(&response.usage);
-            response = self.call_model(&request).await?;
-        }
+        let lent = feedback.is_some();
+        let request = self.lend_request(feedback);
+        let (response, usage) = self.call_model_retrying_empty(&request).await;
+        let feedback = self.give_back(request, lent);
+        self.progress.add_usage(&usage);
+        let mut response = response?;
         self.progress.add_usage(&response.usage);
         // From here on a call is known by an id unique in the execution,
         // on both sides of its call/result pair.
@@ -95,6 +92,25 @@ impl Execution<'_> {
             text.clone_into(&mut self.progress.output);
         }
         Ok(response)
+    }
+
+    /// A model call, retried once when the answer is empty (the same
+    /// request: a separate attempt for the budget, not a new turn). Returns
+    /// the last answer and the usage of the empty ones before it.
+    async fn call_model_retrying_empty(
+        &self,
+        request: &ModelRequest,
+    ) -> (Result<ModelResponse, ProviderError>, Usage) {
+        let mut usage = Usage::default();
+        let mut response = self.call_model(request).await;
+        for _ in 0..EMPTY_RESPONSE_RETRIES {
+            match &response {
+                Ok(answer) if is_empty(answer) => add_usage(&mut usage, &answer.usage),
+                _ => break,
+            }
+            response = self.call_model(request).await;
+        }
+        (response, usage)
     }
 
     /// An answer without tool calls is a final candidate: with an output

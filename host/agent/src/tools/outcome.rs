@@ -161,7 +161,7 @@ pub(crate) const PENDING_RESULT: &str =
 
 /// The fingerprint of a result value, when it can be computed.
 pub(crate) fn result_fingerprint(value: &Value) -> Option<String> {
-    Fingerprint::of(value).ok().map(|f| f.as_str().to_owned())
+    Fingerprint::of(value).ok().map(Fingerprint::into_string)
 }
 
 /// Makes an error message safe to show the model: control characters

@@ -21,7 +21,8 @@ use crate::sse::closing_events;
 pub struct ScriptedModel {
     engine: ScriptEngine,
     retry: RetryPolicy,
-    requests: Mutex<Vec<ModelRequest>>,
+    /// Every request, unless made [`ScriptedModel::without_records`].
+    requests: Option<Mutex<Vec<ModelRequest>>>,
 }
 
 impl std::fmt::Debug for ScriptedModel {
@@ -45,8 +46,16 @@ impl ScriptedModel {
         Self {
             engine: ScriptEngine::new(script),
             retry: RetryPolicy::none(),
-            requests: Mutex::new(Vec::new()),
+            requests: Some(Mutex::new(Vec::new())),
         }
+    }
+
+    /// Keeps no copy of the requests ([`ScriptedModel::requests`] is then
+    /// empty): for benchmarks, where copying each request would be counted
+    /// as the host's overhead.
+    pub fn without_records(mut self) -> Self {
+        self.requests = None;
+        self
     }
 
     /// Retry 429/5xx faults like a connector would.
@@ -57,10 +66,9 @@ impl ScriptedModel {
 
     /// Every request received, in order (one per attempt).
     pub fn requests(&self) -> Vec<ModelRequest> {
-        self.requests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.requests.as_ref().map_or_else(Vec::new, |requests| {
+            requests.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        })
     }
 
     /// Turns not served yet.
@@ -73,10 +81,12 @@ impl ScriptedModel {
         request: &ModelRequest,
         ctx: &CallContext,
     ) -> Result<Outcome, ProviderError> {
-        self.requests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(request.clone());
+        if let Some(requests) = &self.requests {
+            requests
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(request.clone());
+        }
         let (turn, number) =
             self.engine
                 .next_turn(request)

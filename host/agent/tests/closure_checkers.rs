@@ -1,0 +1,98 @@
+//! Closure checkers: `CompletionFn::new` / `ProgressFn::new` run a blocking
+//! closure on the blocking pool; `::inline` runs a quick one on the
+//! checking task. Both answer the same.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use crate::common;
+
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+
+use common::{agent_on, scripted};
+use serde_json::json;
+use verdict_agent::{Checkers, CompletionFn, ProgressFn, RunOptions, RunStatus};
+use verdict_policy::{CheckerError, LoopPolicy, Verdict};
+use verdict_providers::fake::ScriptedTurn;
+
+/// Runs a two-turn execution (one tool call, then a final answer) whose
+/// checkers record the thread they ran on; returns the threads of the
+/// progress sample and of the completion check, and the checked output.
+async fn check_threads(inline: bool) -> (ThreadId, ThreadId, String) {
+    let model = scripted(vec![
+        ScriptedTurn::tool_call("c1", "peek", json!({})),
+        ScriptedTurn::text("A42 is ready."),
+    ]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (on_check, on_sample) = (seen.clone(), seen.clone());
+    let check = move |packet: &verdict_policy::CheckPacket, _: &_| {
+        let output = packet.output_text.clone();
+        on_check
+            .lock()
+            .unwrap()
+            .push((std::thread::current().id(), output));
+        Ok::<_, CheckerError>(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    };
+    let sample = move |_: &_, _: &_| {
+        on_sample
+            .lock()
+            .unwrap()
+            .push((std::thread::current().id(), String::new()));
+        Ok::<_, CheckerError>("same".to_owned())
+    };
+    let checkers = if inline {
+        Checkers::new()
+            .with_completion(Arc::new(CompletionFn::inline(check)))
+            .with_progress(Arc::new(ProgressFn::inline(sample)))
+    } else {
+        Checkers::new()
+            .with_completion(Arc::new(CompletionFn::new(check)))
+            .with_progress(Arc::new(ProgressFn::new(sample)))
+    };
+    let agent = agent_on(&model)
+        .tool(
+            verdict_agent::Tool::new("peek", common::any_object(), |_, _| async {
+                Ok(json!({"ready": true}))
+            })
+            .unwrap(),
+        )
+        .loop_policy(LoopPolicy::default())
+        .checkers(checkers)
+        .build()
+        .unwrap();
+    let response = agent
+        .run("Verify A42.", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(response.status, RunStatus::Completed);
+    let diag = response
+        .loop_diagnostics
+        .expect("a policy run has diagnostics");
+    assert_eq!(diag.counters.completion_checks, 1);
+    assert_eq!(diag.counters.progress_samples, 1);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    (seen[0].0, seen[1].0, seen[1].1.clone())
+}
+
+#[tokio::test]
+async fn an_inline_closure_runs_on_the_checking_task() {
+    let here = std::thread::current().id();
+    let (sampled_on, checked_on, output) = check_threads(true).await;
+    // A current-thread runtime: the checking task runs on this thread.
+    assert_eq!(sampled_on, here);
+    assert_eq!(checked_on, here);
+    assert_eq!(output, "A42 is ready.");
+}
+
+#[tokio::test]
+async fn a_blocking_closure_runs_on_the_blocking_pool() {
+    let here = std::thread::current().id();
+    let (sampled_on, checked_on, output) = check_threads(false).await;
+    assert_ne!(sampled_on, here);
+    assert_ne!(checked_on, here);
+    assert_eq!(output, "A42 is ready.");
+}
