@@ -380,6 +380,21 @@ fn overshoot_rows(
         ),
         oversubscribed(2 * cores, overshoot),
     ));
+    // The floor: a bare 10 ms sleep of this thread under the same load (how
+    // late the kernel runs a thread woken by its timer).
+    rows.push((
+        format!(
+            "(e) floor: a bare std::thread::sleep(10 ms), overshoot, {} busy threads on {cores} cores",
+            2 * cores
+        ),
+        oversubscribed(2 * cores, || {
+            measure(200, || {
+                let called = Instant::now();
+                std::thread::sleep(deadline);
+                called.elapsed().saturating_sub(deadline)
+            })
+        }),
+    ));
     // The async API on an executor that only parks (futures' block_on):
     // the caller is woken at the deadline by the epoch ticker's timers.
     rows.push((
