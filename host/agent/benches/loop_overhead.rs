@@ -44,12 +44,10 @@ use verdict_agent::{
     Agent, Checkers, CompletionFn, ConnectorRegistry, RunOptions, RunStatus, Tool, ToolError,
 };
 use verdict_policy::{CompletionChecker, Effect, LoopPolicy, Verdict};
-use verdict_providers::fake::{
-    Conversation, FAKE_API_KEY, FakeProvider, Script, ScriptedModel, ScriptedTurn,
-};
+use verdict_providers::fake::{Conversation, FakeProvider, Script, ScriptedModel, ScriptedTurn};
 use verdict_providers::{
-    ApiKey, CallContext, Connector, ConnectorConfig, Credential, EventStream, Model, ModelRequest,
-    ModelResponse, Protocol, ProviderError, RetryPolicy, Timeouts,
+    CallContext, Connector, EventStream, Model, ModelRequest, ModelResponse, Protocol,
+    ProviderError,
 };
 use verdict_sandbox::{Limits, MemoryStore, Tenant, WasmChecker};
 
@@ -449,21 +447,7 @@ async fn idle_rows() -> Vec<(&'static str, (f64, f64))> {
     // The fake in a child process: what this process holds is the
     // library's share alone (agent, execution, HTTP client and its pool).
     let (mut child, base_url) = fake_child();
-    // The settings of `FakeProvider::connector_config`, at the child's URL.
-    let config = ConnectorConfig::new("fake-child", Protocol::OpenAiChat)
-        .with_base_url(base_url)
-        .with_credential(Credential::Key(ApiKey::new(FAKE_API_KEY)))
-        .with_timeouts(Timeouts {
-            connect: Duration::from_secs(2),
-            first_byte: Duration::from_secs(5),
-            idle: Duration::from_secs(5),
-            total: Duration::from_secs(10),
-        })
-        .with_retry(RetryPolicy {
-            max_retries: 2,
-            base_delay: Duration::from_millis(5),
-            max_delay: Duration::from_secs(2),
-        });
+    let config = FakeProvider::connector_config_at(Protocol::OpenAiChat, base_url);
     let client: Arc<dyn Model> = Arc::new(Connector::new(config).unwrap());
     let client_only = idle_kib(1_000, |_| client.clone()).await;
     drop(client);

@@ -134,8 +134,14 @@ impl FakeProvider {
     /// A connector config pointed at this fake: fixed key, short timeouts and
     /// fast retries, so fault tests stay quick and bounded.
     pub fn connector_config(&self, protocol: Protocol) -> ConnectorConfig {
+        Self::connector_config_at(protocol, self.base_url(protocol))
+    }
+
+    /// [`FakeProvider::connector_config`] for a fake served at `base_url`
+    /// (one in another process, say).
+    pub fn connector_config_at(protocol: Protocol, base_url: impl Into<String>) -> ConnectorConfig {
         ConnectorConfig::new(format!("fake-{protocol:?}"), protocol)
-            .with_base_url(self.base_url(protocol))
+            .with_base_url(base_url)
             .with_credential(Credential::Key(ApiKey::new(FAKE_API_KEY)))
             .with_timeouts(Timeouts {
                 connect: Duration::from_secs(2),
