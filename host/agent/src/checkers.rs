@@ -9,6 +9,7 @@
 //! blocking closure wrapped in [`CompletionFn`] / [`ProgressFn`].
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use verdict_policy::{
     CheckContext, CheckFuture, CheckPacket, CheckerError, CheckerIdentities, CompletionChecker,
@@ -66,7 +67,9 @@ impl Checkers {
 /// blocking threads (on the calling thread outside a runtime) with the
 /// packet and the [`CheckContext`]; a cancelled check returns at once,
 /// leaving the closure to finish on its own. Made with
-/// [`CompletionFn::inline`], it runs on the checking task itself.
+/// [`CompletionFn::inline`], it runs on the checking task itself. Either
+/// way an answer given after the check's deadline is a
+/// [`CheckerError::Timeout`]: a late verdict never confirms an execution.
 pub struct CompletionFn<F> {
     check: Arc<F>,
     inline: bool,
@@ -86,7 +89,8 @@ where
 
     /// Wraps `check`, a quick closure that never blocks (a pure function of
     /// the packet): it runs on the checking task, saving the hand-off to a
-    /// blocking thread and back; a cancellation cannot interrupt it.
+    /// blocking thread and back. Neither a cancellation nor the deadline can
+    /// interrupt it; if it overruns the deadline, its answer is a timeout.
     pub fn inline(check: F) -> Self {
         Self {
             check: Arc::new(check),
@@ -170,7 +174,8 @@ impl<F> std::fmt::Debug for ProgressFn<F> {
     }
 }
 
-/// Runs `call` here, unless `ctx` is cancelled already.
+/// Runs `call` here, unless `ctx` is cancelled already. An answer given
+/// after the context's deadline is a timeout (see [`on_time`]).
 async fn inline<T>(
     packet: &CheckPacket,
     ctx: &CheckContext,
@@ -179,7 +184,19 @@ async fn inline<T>(
     if ctx.is_cancelled() {
         return Err(CheckerError::Cancelled);
     }
-    call(packet, ctx)
+    on_time(ctx, call(packet, ctx))
+}
+
+/// `answer` if the closure gave it by the context's deadline; a timeout if
+/// it came late. A closure cannot be interrupted, so one that overran its
+/// deadline (on the checking task, or on a blocking thread just before the
+/// deadline's timer fired) still returns: its late verdict must not confirm
+/// the execution, as if it had been abandoned at the deadline.
+fn on_time<T>(ctx: &CheckContext, answer: Result<T, CheckerError>) -> Result<T, CheckerError> {
+    match ctx.deadline() {
+        Some(deadline) if Instant::now() > deadline => Err(CheckerError::Timeout),
+        _ => answer,
+    }
 }
 
 /// Runs `call` on a blocking thread and waits for it or the cancellation of
@@ -193,10 +210,13 @@ async fn blocking<T: Send + 'static>(
         return Err(CheckerError::Cancelled);
     }
     if tokio::runtime::Handle::try_current().is_err() {
-        return call(packet, ctx);
+        return on_time(ctx, call(packet, ctx));
     }
     let (packet, owned) = (packet.clone(), ctx.clone());
-    let task = tokio::task::spawn_blocking(move || call(&packet, &owned));
+    let task = tokio::task::spawn_blocking(move || {
+        let answer = call(&packet, &owned);
+        on_time(&owned, answer)
+    });
     tokio::select! {
         biased;
         () = ctx.cancelled() => Err(CheckerError::Cancelled),

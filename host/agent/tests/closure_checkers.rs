@@ -96,3 +96,60 @@ async fn a_blocking_closure_runs_on_the_blocking_pool() {
     assert_ne!(checked_on, here);
     assert_eq!(output, "A42 is ready.");
 }
+
+/// A closure that answers 50 ms into a 20 ms deadline.
+fn late_check(
+    _: &verdict_policy::CheckPacket,
+    _: &verdict_policy::CheckContext,
+) -> Result<Verdict, CheckerError> {
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    Ok(Verdict {
+        complete: true,
+        reason: None,
+        feedback: None,
+    })
+}
+
+#[tokio::test]
+async fn an_inline_closure_that_overruns_its_deadline_does_not_confirm() {
+    // Nothing can interrupt an inline closure: it returns its verdict after
+    // the deadline, and that late verdict must not complete the run.
+    let model = scripted(vec![ScriptedTurn::text("done")]);
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .checkers(Checkers::new().with_completion(Arc::new(CompletionFn::inline(late_check))))
+        .build()
+        .unwrap();
+    let options = RunOptions::default().with_checker_timeout(std::time::Duration::from_millis(20));
+    let response = agent.run("Finish.", options).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(verdict_policy::StopReason::CheckerError)
+    );
+    assert_eq!(
+        response.loop_diagnostics.unwrap().checker_error,
+        Some(verdict_policy::CheckerErrorKind::Timeout)
+    );
+}
+
+#[test]
+fn a_late_answer_is_a_timeout_on_every_path() {
+    // Outside a runtime both kinds run the closure on the calling thread;
+    // a verdict given after the context's deadline is a timeout there too,
+    // and one given in time stands.
+    use verdict_policy::{CheckContext, CompletionChecker as _};
+    let packet = verdict_test_support::read_packet();
+    for checker in [
+        CompletionFn::new(late_check),
+        CompletionFn::inline(late_check),
+    ] {
+        let short = CheckContext::new()
+            .with_deadline(std::time::Instant::now() + std::time::Duration::from_millis(20));
+        let answer = futures::executor::block_on(checker.check(&packet, &short));
+        assert_eq!(answer, Err(CheckerError::Timeout));
+        let ample = CheckContext::new()
+            .with_deadline(std::time::Instant::now() + std::time::Duration::from_secs(30));
+        let answer = futures::executor::block_on(checker.check(&packet, &ample));
+        assert!(answer.is_ok_and(|v| v.complete));
+    }
+}
