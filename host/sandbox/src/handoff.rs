@@ -3,8 +3,9 @@
 //! A call starts on its caller's thread, and most checks finish in that
 //! first poll without ever leaving it. A call that has to wait (its guest
 //! runs past a fuel yield, sleeps, or waits in a host import) moves to a
-//! thread of its own, and the caller waits for its report, its deadline or
-//! its cancellation, whichever comes first. The caller is then a sleeping
+//! thread of its own (a reused one: [`crate::workers`]), and the caller
+//! waits for its report, its deadline or its cancellation, whichever comes
+//! first. The caller is then a sleeping
 //! thread woken by a timer, which the kernel runs promptly even when every
 //! core is busy, while the thread running the guest may wait a whole time
 //! slice for a core. A caller that leaves at the deadline abandons the
@@ -13,6 +14,7 @@
 
 use crate::exec::{self, Stop};
 use crate::timer::{SleepUntil, Timers};
+use crate::workers::WORKERS;
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -72,15 +74,13 @@ pub(crate) async fn run<T: Send + 'static>(
     });
     let parked = Arc::new(Mutex::new(Some(call)));
     let (theirs, their_call) = (Arc::clone(&slot), Arc::clone(&parked));
-    let spawned = std::thread::Builder::new()
-        .name("verdict-call".into())
-        .spawn(move || {
-            let call = their_call.lock().ok().and_then(|mut c| c.take());
-            if let Some(call) = call {
-                theirs.put(exec::block_on(call, None));
-            }
-        });
-    let worker = spawned.ok().map(|handle| handle.thread().clone());
+    let moved = WORKERS.run(Box::new(move || {
+        let call = their_call.lock().ok().and_then(|mut c| c.take());
+        if let Some(call) = call {
+            theirs.put(exec::block_on(call, None));
+        }
+    }));
+    let worker = moved.ok();
     if worker.is_none() {
         // No thread to move to: finish here, under the call's own guard.
         let call = parked.lock().ok().and_then(|mut c| c.take());

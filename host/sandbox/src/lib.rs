@@ -31,6 +31,7 @@ mod tenant;
 mod ticker;
 mod timer;
 mod verifier;
+mod workers;
 
 pub use artifacts::{
     ArtifactData, ArtifactError, ArtifactStore, DirStore, MAX_ARTIFACT_ID_BYTES, MemoryStore,
