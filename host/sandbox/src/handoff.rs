@@ -5,10 +5,9 @@
 //! runs past a fuel yield, sleeps, or waits in a host import) moves to a
 //! thread of its own (a reused one: [`crate::workers`]), and the caller
 //! waits for its report, its deadline or its cancellation, whichever comes
-//! first. The caller is then a sleeping
-//! thread woken by a timer, which the kernel runs promptly even when every
-//! core is busy, while the thread running the guest may wait a whole time
-//! slice for a core. A caller that leaves at the deadline abandons the
+//! first. The caller is then a sleeping thread woken by a timer, which the
+//! kernel runs promptly even when every core is busy, while the thread
+//! running the guest may wait a whole time slice for a core. A caller that leaves at the deadline abandons the
 //! call: the call's own guard ([`crate::exec::guarded`]) stops the guest as
 //! soon as its thread runs again, and the store is dropped there.
 
