@@ -2,7 +2,7 @@
 //!
 //! Every store sets its own deadline in ticks; the ticker never bumps the
 //! epoch to stop one call, so a timeout in one call cannot fail another.
-//! At each tick it also wakes the calls whose wake-up instant has passed
+//! Between ticks it also wakes the calls whose wake-up instant has come
 //! (see [`crate::timer`]): guests sleeping in a host import, and calls
 //! waiting for their deadline.
 
@@ -33,13 +33,31 @@ impl Ticker {
         let thread = std::thread::Builder::new()
             .name("verdict-epoch".into())
             .spawn(move || {
+                // Ticks at fixed instants (no drift from the work between
+                // sleeps); wakes earlier for a wake-up due before the tick.
+                let mut next_tick = Instant::now() + period;
                 while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(period);
-                    match engine.upgrade() {
-                        Some(engine) => engine.increment_epoch(),
-                        None => break,
+                    let wake = timers.plan_wake(next_tick);
+                    let now = Instant::now();
+                    if wake > now {
+                        // Returns early when an earlier wake-up is
+                        // registered (or spuriously): then it re-plans.
+                        std::thread::park_timeout(wake - now);
                     }
-                    timers.fire(Instant::now());
+                    let now = Instant::now();
+                    if now >= next_tick {
+                        match engine.upgrade() {
+                            Some(engine) => engine.increment_epoch(),
+                            None => break,
+                        }
+                        next_tick += period;
+                        if next_tick <= now {
+                            // Descheduled past a tick: resume from now
+                            // rather than catch up in a burst.
+                            next_tick = now + period;
+                        }
+                    }
+                    timers.fire(now);
                 }
             })?;
         Ok(Self {
@@ -53,6 +71,7 @@ impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
             // A waker the ticker fires can hold the last reference to the
             // host (an async task holding a verifier), and then this runs on
             // the ticker thread itself, which must not join itself: it stops
@@ -61,5 +80,43 @@ impl Drop for Ticker {
                 let _ = thread.join();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::sync::mpsc;
+    use std::task::{Wake, Waker};
+
+    struct Notify(Mutex<mpsc::Sender<Instant>>);
+
+    impl Wake for Notify {
+        fn wake(self: Arc<Self>) {
+            let _ = self.0.lock().map(|tx| tx.send(Instant::now()));
+        }
+    }
+
+    #[test]
+    fn a_wake_up_between_ticks_comes_at_its_instant_not_at_the_next_tick() {
+        let engine = wasmtime::Engine::default();
+        let timers = Arc::new(Timers::default());
+        // Ticks 60 s apart: a wake-up served only at ticks would wait that.
+        let ticker = Ticker::start(engine.weak(), Duration::from_secs(60), Arc::clone(&timers));
+        assert!(ticker.is_ok());
+        let (tx, rx) = mpsc::channel();
+        let waker = Waker::from(Arc::new(Notify(Mutex::new(tx))));
+        // Once the ticker is asleep (planned for its tick), and once right
+        // away (it may not have planned yet).
+        for delay in [Duration::from_millis(50), Duration::ZERO] {
+            std::thread::sleep(delay);
+            let at = Instant::now() + Duration::from_millis(20);
+            timers.wake_at(at, &waker);
+            let woken = rx.recv_timeout(Duration::from_secs(30));
+            assert!(woken.is_ok_and(|t| t >= at), "woken at its instant");
+        }
+        drop(ticker);
+        assert_eq!(timers.len(), 0);
     }
 }

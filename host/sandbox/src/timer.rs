@@ -1,22 +1,33 @@
 //! Wake-ups at an instant, serviced by the epoch ticker.
 //!
 //! A call waiting in a host import (a guest's sleep, or the call itself
-//! waiting for its deadline) registers its waker here; the ticker wakes every
-//! entry whose instant has passed at each tick. No async runtime is needed:
-//! the granularity is the epoch tick (1 ms by default).
+//! waiting for its deadline) registers its waker here. The ticker sleeps
+//! until its next tick or the earliest wake-up, whichever is first, and a
+//! wake-up registered for an earlier instant than the ticker's planned one
+//! wakes the ticker to re-plan: each waker is woken at its instant (plus
+//! the kernel's wake-up latency), not at the next tick. No async runtime is
+//! needed.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
+use std::thread::Thread;
 use std::time::Instant;
 
-/// Pending wake-ups, earliest first.
+/// Pending wake-ups, earliest first, and when the ticker plans to wake.
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
-    queue: Mutex<BinaryHeap<Reverse<Entry>>>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    queue: BinaryHeap<Reverse<Entry>>,
+    /// The ticker thread and the instant it sleeps until, while it sleeps.
+    ticker: Option<(Thread, Instant)>,
 }
 
 #[derive(Debug)]
@@ -47,24 +58,56 @@ impl Ord for Entry {
 }
 
 impl Timers {
-    /// Wakes `waker` once `at` has passed (at the first tick after it).
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every critical section leaves the queue and plan consistent.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wakes `waker` once `at` has passed.
     pub(crate) fn wake_at(&self, at: Instant, waker: &Waker) {
-        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        let seq = queue.len() as u64;
-        queue.push(Reverse(Entry {
-            at,
-            seq,
-            waker: waker.clone(),
-        }));
+        let earlier_than_planned = {
+            let mut inner = self.lock();
+            let seq = inner.queue.len() as u64;
+            inner.queue.push(Reverse(Entry {
+                at,
+                seq,
+                waker: waker.clone(),
+            }));
+            match &mut inner.ticker {
+                Some((thread, planned)) if at < *planned => {
+                    *planned = at;
+                    Some(thread.clone())
+                }
+                _ => None,
+            }
+        };
+        if let Some(ticker) = earlier_than_planned {
+            ticker.unpark();
+        }
+    }
+
+    /// When the calling ticker should wake: at `next_tick`, or earlier for
+    /// a wake-up due before it. Remembers the plan, so that [`wake_at`]
+    /// with an earlier instant unparks the ticker.
+    ///
+    /// [`wake_at`]: Timers::wake_at
+    pub(crate) fn plan_wake(&self, next_tick: Instant) -> Instant {
+        let mut inner = self.lock();
+        let wake = inner
+            .queue
+            .peek()
+            .map_or(next_tick, |Reverse(e)| e.at.min(next_tick));
+        inner.ticker = Some((std::thread::current(), wake));
+        wake
     }
 
     /// Wakes every entry due at `now`; called by the ticker.
     pub(crate) fn fire(&self, now: Instant) {
         let mut due = Vec::new();
         {
-            let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            while queue.peek().is_some_and(|Reverse(e)| e.at <= now) {
-                if let Some(Reverse(entry)) = queue.pop() {
+            let mut inner = self.lock();
+            while inner.queue.peek().is_some_and(|Reverse(e)| e.at <= now) {
+                if let Some(Reverse(entry)) = inner.queue.pop() {
                     due.push(entry.waker);
                 }
             }
@@ -78,7 +121,7 @@ impl Timers {
     /// Entries still waiting (for tests).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.queue.lock().map(|q| q.len()).unwrap_or(0)
+        self.lock().queue.len()
     }
 }
 
