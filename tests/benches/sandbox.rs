@@ -395,8 +395,25 @@ fn overshoot_rows(
             })
         }),
     ));
+    // The same with one more busy thread: the spinning guest, which runs
+    // beside its waiting caller until its guard stops it at the first epoch
+    // tick past the deadline, is a busy thread too.
+    rows.push((
+        format!(
+            "(e) floor: the same sleep, {} busy threads (+1 for the guest) on {cores} cores",
+            2 * cores + 1
+        ),
+        oversubscribed(2 * cores + 1, || {
+            measure(200, || {
+                let called = Instant::now();
+                std::thread::sleep(deadline);
+                called.elapsed().saturating_sub(deadline)
+            })
+        }),
+    ));
     // The async API on an executor that only parks (futures' block_on):
-    // the caller is woken at the deadline by the epoch ticker's timers.
+    // the caller is woken at the deadline by the epoch ticker's timers,
+    // which wake it at that instant, not at the next tick.
     rows.push((
         format!(
             "(e) the same through check_async, {} busy threads on {cores} cores",
