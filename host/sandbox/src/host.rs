@@ -55,8 +55,9 @@ enum Tier {
 pub struct HostConfig {
     /// Where compiled components are cached (`None`: compile every load).
     pub cache_dir: Option<PathBuf>,
-    /// Epoch tick period: the granularity of deadlines, cancellation and
-    /// guest sleeps. Default 1 ms.
+    /// Epoch tick period: how often a running guest is interrupted to check
+    /// its deadline and cancellation (guest sleeps and a waiting caller's
+    /// deadline end at their instant, between ticks). Default 1 ms.
     pub epoch_tick: Duration,
     /// A running guest yields to its call's guard every this many fuel
     /// units, which then checks the deadline and cancellation on the

@@ -22,7 +22,7 @@ pub(crate) struct Ticker {
 }
 
 impl Ticker {
-    /// Starts ticking `engine` every `period`, firing `timers` at each tick.
+    /// Starts ticking `engine` every `period`, firing `timers` as they come due.
     pub(crate) fn start(
         engine: EngineWeak,
         period: Duration,
