@@ -81,9 +81,11 @@ pub struct HostConfig {
     /// pages a call touched; elsewhere the whole amount is reset. Default
     /// 256 KiB, ample for Rust verifiers. 16 MiB suits a host running
     /// JavaScript verifiers (page faults per check 84 → 49, check time −20%
-    /// at p50 and −30% in CPU in one alternated run; Python's faults are
-    /// elsewhere and unchanged), at up to that much memory kept resident per
-    /// pool slot such a check used.
+    /// at p50 and −30% in CPU in one alternated run), at up to that much
+    /// memory kept resident per pool slot such a check used. Python's ~167
+    /// faults per check stay whatever this is: its dirty pages are scattered
+    /// over more than the 32 regions wasmtime's `PAGEMAP_SCAN` reset handles,
+    /// and everything past the 32nd is returned to the kernel.
     pub pool_keep_resident_bytes: u64,
     /// What a component may be to be loaded at all.
     pub load: LoadLimits,
