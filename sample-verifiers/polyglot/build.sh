@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Python and JavaScript `artifact-ready` verifiers into components.
 #
-#   build.sh [--only python|js] [--minimal] [--test] [--smoke] OUT_DIR
+#   build.sh [--only python|js] [--minimal] [--floor] [--test] [--smoke] OUT_DIR
 #
 # Installs the pinned toolchains first (install-tools.sh; cached), then writes
 #   OUT_DIR/artifact-ready-python.wasm   componentize-py, default options
@@ -13,6 +13,9 @@
 #   --minimal   also build the minimal variants, for comparison:
 #               *-minimal.wasm (Python --stub-wasi; JS with every WASI feature
 #               disabled, whose traps carry no message)
+#   --floor     also build empty-python.wasm and empty-js.wasm (floor/):
+#               checks that answer at once, so the sandbox benchmark shows
+#               each toolchain's per-check cost before any verifier logic
 #   --test      run each sample's native tests (pytest, node --test) first
 #   --smoke     then run the built components under Node (jco transpile) on
 #               the repository's example packets: a check of the wasm builds
@@ -31,6 +34,7 @@ usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 langs=(python js)
 minimal=false
+floor=false
 run_tests=false
 smoke=false
 out=""
@@ -42,6 +46,7 @@ while (($#)); do
             shift
             ;;
         --minimal) minimal=true ;;
+        --floor) floor=true ;;
         --test) run_tests=true ;;
         --smoke) smoke=true ;;
         -h | --help) usage; exit 0 ;;
@@ -92,6 +97,13 @@ build_python() {
             componentize-py -q -d "$wit" -w "$world" componentize -p "$stage" app \
             --stub-wasi -o "$out/artifact-ready-python-minimal.wasm"
     fi
+    if $floor; then
+        rm -f "$stage"/*.py
+        cp "$here/floor/python/app.py" "$stage/"
+        timed "python: componentize (empty check)" \
+            componentize-py -q -d "$wit" -w "$world" componentize -p "$stage" app \
+            -o "$out/empty-python.wasm"
+    fi
 }
 
 build_js() {
@@ -107,6 +119,11 @@ build_js() {
             componentize-js "$src/src/component.js" --wit "$wit" -n "$world" \
             -d stdio random clocks http fetch-event \
             -o "$out/artifact-ready-js-minimal.wasm"
+    fi
+    if $floor; then
+        timed "js: componentize (empty check)" \
+            componentize-js "$here/floor/js/component.js" --wit "$wit" -n "$world" \
+            -o "$out/empty-js.wasm"
     fi
 }
 

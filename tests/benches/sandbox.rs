@@ -603,14 +603,24 @@ fn print_table(rows: &[(String, Stats)], breakdown: &[(&str, Vec<CallStages>)]) 
 fn polyglot_rows() {
     let dir = std::env::var_os("VERDICT_POLYGLOT_DIR").map(std::path::PathBuf::from);
     let mut samples = vec![("rust", std::path::PathBuf::from(guests::ARTIFACT_READY))];
-    for lang in ["python", "js"] {
+    // The empty checks (`build.sh --floor`) answer at once: each toolchain's
+    // per-check cost before any verifier logic.
+    for (lang, file) in [
+        ("python", "artifact-ready-python.wasm"),
+        ("python, empty check", "empty-python.wasm"),
+        ("js", "artifact-ready-js.wasm"),
+        ("js, empty check", "empty-js.wasm"),
+    ] {
         match &dir {
-            Some(dir) if dir.join(format!("artifact-ready-{lang}.wasm")).is_file() => {
-                samples.push((lang, dir.join(format!("artifact-ready-{lang}.wasm"))));
-            }
+            Some(dir) if dir.join(file).is_file() => samples.push((lang, dir.join(file))),
             _ => println!(
                 "\n(note: no {lang} row: set VERDICT_POLYGLOT_DIR to the output of \
-                 sample-verifiers/polyglot/build.sh)"
+                 sample-verifiers/polyglot/build.sh{})",
+                if lang.contains("empty") {
+                    " --floor"
+                } else {
+                    ""
+                }
             ),
         }
     }
