@@ -65,6 +65,9 @@ fn damaged_index_and_cache_entries_cost_a_recompile_only() {
         damaged += 1;
     }
     assert!(damaged >= 2, "an index entry and a cache entry");
+    // A new host (a new process, say) reads the damaged files: the host
+    // that wrote them remembers what they said and does not read them again.
+    let host = self::host(cache.path());
     let verifier = host.load_file(guests::ARTIFACT_READY).unwrap();
     assert_eq!(verifier.digest(), digest);
     let (tenant, _) = ready_tenant("cache-index");
@@ -78,9 +81,73 @@ fn damaged_index_and_cache_entries_cost_a_recompile_only() {
         std::fs::remove_file(entry).unwrap();
     }
     assert_eq!(
-        host.load_file(guests::ARTIFACT_READY).unwrap().digest(),
+        self::host(cache.path())
+            .load_file(guests::ARTIFACT_READY)
+            .unwrap()
+            .digest(),
         digest
     );
+}
+
+/// The index entry and the `.sum` file are read once per host: a repeated
+/// load of an unchanged file checks identities only. What is remembered is
+/// keyed by identity, so a replaced file or cache entry is not mistaken for
+/// the remembered one.
+#[test]
+fn a_host_reads_the_small_cache_files_once_and_keys_them_by_identity() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("verifier.wasm");
+    std::fs::copy(guests::ARTIFACT_READY, &path).unwrap();
+    let host = host(cache.path());
+    let digest = host.load_file(&path).unwrap().digest().to_owned();
+    // The first cached load checks the entry on disk and records it.
+    host.load_file(&path).unwrap();
+    let small: Vec<_> = walk(cache.path())
+        .into_iter()
+        .filter(|p| p.extension().is_none_or(|e| e == "sum"))
+        .collect();
+    assert_eq!(small.len(), 2, "an index entry and a .sum: {small:?}");
+    for file in &small {
+        std::fs::remove_file(file).unwrap();
+    }
+    // Remembered: loads without them, and writes nothing back.
+    assert_eq!(host.load_file(&path).unwrap().digest(), digest);
+    assert!(small.iter().all(|f| !f.exists()));
+    // A new file at the path: not the remembered one.
+    let other = dir.path().join("other.wasm");
+    std::fs::copy(guests::RECEIPT_REQUIRED, &other).unwrap();
+    std::fs::rename(&other, &path).unwrap();
+    assert_eq!(
+        host.load_file(&path).unwrap().digest(),
+        sha256(guests::RECEIPT_REQUIRED)
+    );
+    // A cache entry replaced by another valid entry (the other verifier's
+    // compiled code): not the remembered one either. Its `.sum` is gone, so
+    // it is compiled again; the verdict shows whose code ran.
+    let theirs = cache_entry(cache.path(), &sha256(guests::RECEIPT_REQUIRED));
+    let ours = cache_entry(cache.path(), &digest);
+    replace(&ours, &std::fs::read(theirs).unwrap());
+    std::fs::copy(guests::ARTIFACT_READY, &path).unwrap();
+    let (tenant, _) = ready_tenant("cache-memo");
+    let verdict = host
+        .load_file(&path)
+        .unwrap()
+        .check(&tenant, &read_packet(), &CheckContext::new())
+        .result
+        .unwrap();
+    assert_eq!(verdict.reason.as_deref(), Some("artifact A42 is ready"));
+}
+
+/// The compiled entry `<digest>.cwasm` under the cache directory.
+fn cache_entry(cache: &std::path::Path, digest: &str) -> std::path::PathBuf {
+    walk(cache)
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| *n == *format!("{digest}.cwasm"))
+        })
+        .unwrap_or_else(|| panic!("no entry for {digest}"))
 }
 
 /// Replaces the file at `path` with `bytes` the way damage can reach an

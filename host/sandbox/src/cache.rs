@@ -39,9 +39,14 @@
 //! [`Footprint`] of a component file already admitted, so that loading an
 //! unchanged file again neither hashes nor parses its bytes (for a 12 MB
 //! component that is most of a cached load).
+//!
+//! Both small files (an index entry, a `.sum`) are read once per process:
+//! what they say is keyed by a file identity, so it stays true while that
+//! identity holds, and a load repeating them only checks the identities.
 
 use crate::census::Footprint;
 use crate::limits::LoadLimits;
+use crate::memo::Remembered;
 use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -88,6 +93,9 @@ pub(crate) struct CompileCache {
     dir: PathBuf,
     /// Map an unchanged, already checked entry instead of reading it.
     map: bool,
+    /// Per digest, the identity of the entry file found checked (its
+    /// `.sum` file, as last read or written here).
+    checked: Remembered<String, FileIdentity>,
 }
 
 impl CompileCache {
@@ -98,7 +106,11 @@ impl CompileCache {
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let dir = base.join(format!("{:016x}", hasher.finish()));
         create_private(&dir)?;
-        Ok(Self { dir, map })
+        Ok(Self {
+            dir,
+            map,
+            checked: Remembered::default(),
+        })
     }
 
     fn path(&self, digest: &str) -> PathBuf {
@@ -108,48 +120,73 @@ impl CompileCache {
     /// The cached component for `digest`, if present and valid for `engine`.
     pub(crate) fn load(&self, engine: &Engine, digest: &str) -> Option<Component> {
         let path = self.path(digest);
-        let sum_path = self.dir.join(format!("{digest}.sum"));
-        let (sum, checked) = read_sum(&sum_path)?;
-        let loaded = if self.map && checked.is_some() && checked == FileIdentity::of(&path) {
-            // SAFETY: `deserialize_file` maps the file and trusts it to be
-            // wasmtime's own compiled output that nobody changes while it is
-            // mapped (the host's configuration opted in to that, see the
-            // module docs). Entries are written only by `store` below, from
-            // `Component::serialize` of a component this host compiled, into
-            // a private (0700) directory, by write-then-rename: never
-            // changed in place (a removed entry stays mapped intact). This
-            // file is the very one whose checksum was checked (same device,
-            // inode, size, modification and status-change times), and
-            // wasmtime checks the header (version, engine settings).
-            #[allow(unsafe_code)]
-            unsafe {
-                Component::deserialize_file(engine, &path)
-            }
+        let current = if self.map {
+            FileIdentity::of(&path)
         } else {
-            // Read it and check it first.
-            let identity = FileIdentity::of(&path);
-            let bytes = std::fs::read(&path).ok()?;
-            if XxHash3_128::oneshot(&bytes) != sum {
-                tracing::debug!(%digest, "compile cache entry damaged; recompiling");
-                self.remove(digest);
-                return None;
-            }
-            // Checked on disk: record which file that was, so later loads
-            // may map it (only if it did not change while it was read).
-            if self.map
-                && let Some(id) = identity
-                && FileIdentity::of(&path) == Some(id)
-                && let Err(err) = self.write_sum(digest, sum, Some(id))
-            {
-                tracing::debug!(%digest, error = %err.kind(), "cannot record a checked entry");
-            }
-            // SAFETY: as above, on bytes just checked against the checksum
-            // `store` recorded.
-            #[allow(unsafe_code)]
-            unsafe {
-                Component::deserialize(engine, &bytes)
-            }
+            None
         };
+        // Checked before, by this process or (its `.sum` says) another one.
+        if current.is_some() && self.checked.get(digest) == current {
+            return self.finish(digest, self.deserialize_checked(engine, &path));
+        }
+        let (sum, checked) = read_sum(&self.dir.join(format!("{digest}.sum")))?;
+        if let Some(id) = current
+            && checked == current
+        {
+            self.checked.put(digest.to_owned(), id);
+            return self.finish(digest, self.deserialize_checked(engine, &path));
+        }
+        // Read it and check it first.
+        let identity = FileIdentity::of(&path);
+        let bytes = std::fs::read(&path).ok()?;
+        if XxHash3_128::oneshot(&bytes) != sum {
+            tracing::debug!(%digest, "compile cache entry damaged; recompiling");
+            self.remove(digest);
+            return None;
+        }
+        // Checked on disk: record which file that was, so later loads may
+        // map it (only if it did not change while it was read).
+        if self.map
+            && let Some(id) = identity
+            && FileIdentity::of(&path) == Some(id)
+        {
+            match self.write_sum(digest, sum, Some(id)) {
+                Ok(()) => self.checked.put(digest.to_owned(), id),
+                Err(err) => {
+                    tracing::debug!(%digest, error = %err.kind(), "cannot record a checked entry");
+                }
+            }
+        }
+        // SAFETY: `bytes` were just checked against the checksum `store`
+        // recorded when it wrote them: wasmtime's own output for a component
+        // this host compiled (see `deserialize_checked`); wasmtime checks
+        // the header (version, engine settings).
+        #[allow(unsafe_code)]
+        let loaded = unsafe { Component::deserialize(engine, &bytes) };
+        self.finish(digest, loaded)
+    }
+
+    /// Maps the entry file at `path`, already found intact with its current
+    /// identity.
+    fn deserialize_checked(&self, engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+        // SAFETY: `deserialize_file` maps the file and trusts it to be
+        // wasmtime's own compiled output that nobody changes while it is
+        // mapped (the host's configuration opted in to that, see the module
+        // docs). Entries are written only by `store` below, from
+        // `Component::serialize` of a component this host compiled, into a
+        // private (0700) directory, by write-then-rename: never changed in
+        // place (a removed entry stays mapped intact). The caller found this
+        // very file (same device, inode, size, modification and
+        // status-change times) recorded as checked against its checksum, and
+        // wasmtime checks the header (version, engine settings).
+        #[allow(unsafe_code)]
+        unsafe {
+            Component::deserialize_file(engine, path)
+        }
+    }
+
+    /// The component, or a miss that removes the entry wasmtime refused.
+    fn finish(&self, digest: &str, loaded: wasmtime::Result<Component>) -> Option<Component> {
         match loaded {
             Ok(component) => Some(component),
             Err(err) => {
@@ -161,6 +198,7 @@ impl CompileCache {
     }
 
     fn remove(&self, digest: &str) {
+        self.checked.forget(digest);
         let _ = std::fs::remove_file(self.path(digest));
         let _ = std::fs::remove_file(self.dir.join(format!("{digest}.sum")));
     }
@@ -242,6 +280,8 @@ impl FileIdentity {
 #[derive(Debug)]
 pub(crate) struct DigestIndex {
     dir: PathBuf,
+    /// Entries this process read or wrote, by file name.
+    known: Remembered<String, (String, Footprint)>,
 }
 
 impl DigestIndex {
@@ -249,7 +289,10 @@ impl DigestIndex {
     pub(crate) fn open(base: &Path) -> io::Result<Self> {
         let dir = base.join("index");
         create_private(&dir)?;
-        Ok(Self { dir })
+        Ok(Self {
+            dir,
+            known: Remembered::default(),
+        })
     }
 
     /// The entry's file name: the file identity and the limits it was
@@ -265,7 +308,18 @@ impl DigestIndex {
         id: &FileIdentity,
         limits: &LoadLimits,
     ) -> Option<(String, Footprint)> {
-        let text = std::fs::read_to_string(self.dir.join(Self::name(id, limits))).ok()?;
+        let name = Self::name(id, limits);
+        if let Some(known) = self.known.get(&name) {
+            return Some(known);
+        }
+        let entry = Self::read(&self.dir.join(&name))?;
+        self.known.put(name, entry.clone());
+        Some(entry)
+    }
+
+    /// An index entry file: the digest and the footprint.
+    fn read(path: &Path) -> Option<(String, Footprint)> {
+        let text = std::fs::read_to_string(path).ok()?;
         let mut fields = text.split_ascii_whitespace();
         let digest = fields.next()?;
         if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -294,6 +348,9 @@ impl DigestIndex {
             "{digest} {} {} {} {}\n",
             footprint.core_instances, footprint.memories, footprint.tables, footprint.code_bytes
         );
-        write_atomic(&self.dir, &Self::name(id, limits), &[text.as_bytes()])
+        let name = Self::name(id, limits);
+        write_atomic(&self.dir, &name, &[text.as_bytes()])?;
+        self.known.put(name, (digest.to_owned(), *footprint));
+        Ok(())
     }
 }

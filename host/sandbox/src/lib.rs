@@ -23,6 +23,7 @@ mod limiter;
 mod limits;
 mod linker;
 mod lower;
+mod memo;
 mod progress;
 mod shared;
 mod state;
