@@ -54,7 +54,8 @@ impl Footprint {
     }
 }
 
-fn over(limit: &'static str, found: u64, max: u64) -> Result<(), LoadError> {
+/// `limit` refused when `found` is over `max`.
+pub(crate) fn over(limit: &'static str, found: u64, max: u64) -> Result<(), LoadError> {
     if found > max {
         return Err(LoadError::OverLimit { limit, found, max });
     }

@@ -19,6 +19,7 @@ use crate::component::{self, WasmKind};
 use crate::error::LoadError;
 use crate::limits::LoadLimits;
 use crate::linker;
+use crate::memo::Remembered;
 use crate::shared::Shared;
 use crate::ticker::Ticker;
 use crate::timer::Timers;
@@ -131,6 +132,9 @@ pub struct VerifierHost {
     winch: Arc<Mutex<Option<Arc<Shared>>>>,
     /// Digests of component files already admitted (with a cache directory).
     index: Option<Arc<DigestIndex>>,
+    /// The footprints of the components this host admitted, by digest (the
+    /// load limits are the host's): the same bytes are not censused twice.
+    admitted: Arc<Remembered<String, Footprint>>,
     config: Arc<HostConfig>,
 }
 
@@ -172,6 +176,7 @@ impl VerifierHost {
             shared,
             winch: Arc::new(Mutex::new(winch)),
             index,
+            admitted: Arc::default(),
             config: Arc::new(config),
         })
     }
@@ -258,8 +263,17 @@ impl VerifierHost {
         &self,
         bytes: &[u8],
     ) -> Result<(LoadedVerifier, LoadSource, Footprint), LoadError> {
-        let footprint = admit(bytes, &self.shared.load)?;
+        // Refused before hashing: whatever needs no census.
+        precheck(bytes, &self.shared.load)?;
         let digest = hex::encode(Sha256::digest(bytes));
+        let footprint = match self.admitted.get(&digest) {
+            Some(footprint) => footprint,
+            None => {
+                let footprint = admit(bytes, &self.shared.load)?;
+                self.admitted.put(digest.clone(), footprint);
+                footprint
+            }
+        };
         let shared = self.shared_for(&footprint)?;
         let (component, source) = compile(&shared, bytes, &digest)?;
         let verifier = LoadedVerifier::prepare(shared, component, digest, footprint)?;
@@ -370,8 +384,19 @@ pub(crate) fn compile(
 /// Refuses bytes that are not a component, or are over a load limit; else
 /// what instantiating them creates.
 pub(crate) fn admit(bytes: &[u8], limits: &LoadLimits) -> Result<Footprint, LoadError> {
+    precheck(bytes, limits)?;
+    census::check(bytes, limits, census::Scope::Structure)
+}
+
+/// What is refused without reading the bytes through: not a component, or
+/// more bytes than [`LoadLimits::max_component_bytes`].
+fn precheck(bytes: &[u8], limits: &LoadLimits) -> Result<(), LoadError> {
     match component::kind(bytes) {
-        WasmKind::Component => census::check(bytes, limits, census::Scope::Structure),
+        WasmKind::Component => census::over(
+            "max_component_bytes",
+            bytes.len() as u64,
+            limits.max_component_bytes,
+        ),
         WasmKind::CoreModule => Err(LoadError::CoreModule),
         WasmKind::NotWasm => Err(LoadError::Corrupt(
             "missing the WebAssembly magic header".into(),

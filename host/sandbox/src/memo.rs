@@ -1,13 +1,13 @@
-//! A small bounded in-process memo, for facts read from files that stay
-//! true while the key (a file identity, or what it hashes to) holds.
+//! A small bounded in-process memo, for facts that stay true while their key
+//! holds: what a cache file said about a file identity, what the census
+//! found in the bytes with a given digest.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// What this process already read from small cache files, so that a load
-/// repeating one does not open and parse it again: a fact recorded there is
-/// true for as long as the identity it is keyed by holds. Bounded: cleared
-/// when full.
+/// Facts this process already established, so that repeating the work
+/// (opening and parsing a file, censusing bytes) is not needed. Bounded:
+/// cleared when full.
 #[derive(Debug)]
 pub(crate) struct Remembered<K, V>(Mutex<HashMap<K, V>>);
 
