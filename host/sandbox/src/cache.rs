@@ -43,6 +43,20 @@
 //! Both small files (an index entry, a `.sum`) are read once per process:
 //! what they say is keyed by a file identity, so it stays true while that
 //! identity holds, and a load repeating them only checks the identities.
+//!
+//! # What a cached load costs
+//!
+//! Profiled (`perf`, DWARF call graphs, 4,000 `load_file` calls of the
+//! 116 KB Rust sample, an unchanged file, mapped entry; p50 about 225 µs on
+//! the 2-core VM): wasmtime's `Component::deserialize_file` is 83% of it,
+//! i.e. decoding the component's type and module tables (postcard, about
+//! 40%, mostly allocation), checking the engine settings recorded in the
+//! entry (13%), registering the types with the engine (10%) and making the
+//! code executable (10%). This module's own work (two `stat`s, the index and
+//! `.sum` memos) is under 6%, and preparing the loaded component (import
+//! check, `instantiate_pre`, export type checks) about 11%. Going much
+//! lower needs a host that shares one loaded component between loads of
+//! the same digest, not a faster cache.
 
 use crate::census::Footprint;
 use crate::limits::LoadLimits;
