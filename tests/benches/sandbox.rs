@@ -422,6 +422,25 @@ fn overshoot_rows(
         ),
         oversubscribed(2 * cores, overshoot),
     ));
+    // The same from a real-time caller (SCHED_FIFO, where this process may
+    // make one): the kernel wakes it at its deadline, preempting the busy
+    // threads and the spinning guest's worker (which runs at the normal
+    // policy), so this is verdict's own overshoot under the load.
+    if let Some(stats) = oversubscribed(2 * cores, || {
+        real_time(|| measure(200, || overshoot_of(&spin)))
+    }) {
+        rows.push((
+            format!(
+                "(e) the same from a real-time (SCHED_FIFO) caller, {} busy threads on {cores} cores",
+                2 * cores
+            ),
+            stats,
+        ));
+    } else {
+        println!(
+            "(e) no real-time caller row: this process may not use SCHED_FIFO (root, CAP_SYS_NICE or RLIMIT_RTPRIO)"
+        );
+    }
     // The floor: a bare 10 ms sleep of this thread under the same load (how
     // late the kernel runs a thread woken by its timer).
     rows.push((
@@ -491,6 +510,26 @@ fn overshoot_rows(
         ),
         oversubscribed(2 * cores, || measure(200, || overshoot_of(&frequent_spin))),
     ));
+}
+
+/// Runs `f` on a thread of its own at the lowest real-time priority
+/// (SCHED_FIFO 1); `None` when this process may not use it.
+fn real_time<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    use thread_priority::{
+        RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+        set_thread_priority_and_policy, thread_native_id,
+    };
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let fifo = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
+                set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, fifo)
+                    .ok()
+                    .map(|()| f())
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 fn sleep_rows(

@@ -8,6 +8,15 @@
 //! finished a call waits for the next one for [`KEEP_ALIVE`], then exits; a
 //! call finding no idle thread starts a new one, so no call ever queues
 //! behind another.
+//!
+//! A new thread inherits its creator's scheduling policy, and threads are
+//! started by callers. A worker runs untrusted code that may spin until
+//! its deadline, so it never keeps a real-time policy lent by its caller:
+//! a real-time spinner would starve every normal thread on its core, the
+//! epoch ticker that stops it included (on a one-core machine it would
+//! run on until the kernel's real-time throttling let the ticker in).
+//! Workers run at the normal policy; a real-time caller still wakes at its
+//! deadline at once, as it preempts the worker.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::Thread;
@@ -57,6 +66,7 @@ impl Workers {
         let spawned = std::thread::Builder::new()
             .name("verdict-call".into())
             .spawn(move || {
+                leave_real_time();
                 let first = lock(&theirs).take();
                 let worker = Arc::new(Worker {
                     job: Mutex::new(first),
@@ -122,6 +132,44 @@ impl Workers {
     }
 }
 
+/// The normal scheduling policy (`SCHED_OTHER`).
+const NORMAL: thread_priority::ThreadSchedulePolicy = thread_priority::ThreadSchedulePolicy::Normal(
+    thread_priority::NormalThreadSchedulePolicy::Other,
+);
+
+/// Nice 0 as `thread_priority` spells it: under a normal policy it maps
+/// its portable 0–99 scale onto nice 19..−20, and 47 lands on 0 (asserted
+/// in the tests).
+fn nice_zero() -> Result<thread_priority::ThreadPriority, thread_priority::Error> {
+    thread_priority::ThreadPriorityValue::try_from(47)
+        .map(thread_priority::ThreadPriority::Crossplatform)
+        .map_err(|_| thread_priority::Error::Priority("47 is out of the portable range"))
+}
+
+/// Moves the calling thread from a real-time scheduling policy (FIFO,
+/// round-robin, deadline) to the normal one at nice 0; a thread already
+/// under a normal policy is left as it is. Lowering a priority needs no
+/// privilege, so this fails only on an unusual kernel, and is then logged.
+fn leave_real_time() {
+    use thread_priority::ThreadSchedulePolicy;
+    if !matches!(
+        thread_priority::thread_schedule_policy(),
+        Ok(ThreadSchedulePolicy::Realtime(_))
+    ) {
+        return;
+    }
+    let set = nice_zero().and_then(|nice| {
+        thread_priority::set_thread_priority_and_policy(
+            thread_priority::thread_native_id(),
+            nice,
+            NORMAL,
+        )
+    });
+    if let Err(e) = set {
+        tracing::warn!(error = ?e, "a verifier call thread kept its creator's real-time policy");
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section leaves its data consistent.
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -179,6 +227,44 @@ mod tests {
         let (_, next) = job_on(workers);
         assert!(next.is_some());
         assert_ne!(next, ran_on, "a new thread runs the next job");
+    }
+
+    #[test]
+    fn nice_zero_is_nice_zero() {
+        let posix = nice_zero().and_then(|nice| nice.to_posix(NORMAL));
+        assert_eq!(posix.ok(), Some(0));
+    }
+
+    /// A worker started by a real-time caller (it would inherit the
+    /// caller's policy) runs its job at the normal policy. Needs the
+    /// privilege to make the caller real-time (root, `CAP_SYS_NICE` or an
+    /// `RLIMIT_RTPRIO`); says so and checks nothing without it.
+    #[test]
+    fn a_real_time_caller_does_not_lend_its_policy_to_the_worker() {
+        use thread_priority::{
+            RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+            set_thread_priority_and_policy, thread_native_id, thread_schedule_policy,
+        };
+        let workers = pool(Duration::from_secs(60));
+        let caller = std::thread::spawn(move || {
+            let fifo = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
+            set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, fifo).ok()?;
+            assert_eq!(thread_schedule_policy().ok(), Some(fifo));
+            let (tx, rx) = mpsc::channel();
+            let job: Job = Box::new(move || {
+                let _ = tx.send(thread_schedule_policy().ok());
+            });
+            assert!(workers.run(job).is_ok());
+            rx.recv_timeout(Duration::from_secs(10)).ok()
+        });
+        match caller.join() {
+            Ok(Some(policy)) => assert!(
+                matches!(policy, Some(ThreadSchedulePolicy::Normal(_))),
+                "the worker ran at {policy:?}"
+            ),
+            Ok(None) => eprintln!("skipped: no privilege to make a thread real-time"),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     }
 
     #[test]
