@@ -12,6 +12,7 @@
 //! soon as its thread runs again, and the store is dropped there.
 
 use crate::exec::{self, Stop};
+use crate::signals::TrapSignals;
 use crate::timer::{SleepUntil, Timers};
 use crate::workers::WORKERS;
 use std::future::{Future, poll_fn};
@@ -60,12 +61,14 @@ impl<T> Slot<T> {
 /// Runs `call` to its output, unless `deadline` passes or `cancel` fires
 /// first while it runs on a thread of its own (see the module docs).
 pub(crate) async fn run<T: Send + 'static>(
-    mut call: OwnedCall<T>,
+    call: OwnedCall<T>,
     deadline: Instant,
     cancel: &CancelHandle,
     timers: &Arc<Timers>,
 ) -> Result<T, Stop> {
-    if let Poll::Ready(out) = poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+    // Whichever thread polls the call, the guest's traps stay deliverable.
+    let mut call = TrapSignals(call);
+    if let Poll::Ready(out) = poll_fn(|cx| Poll::Ready(Pin::new(&mut call).poll(cx))).await {
         return Ok(out);
     }
     let slot = Arc::new(Slot {

@@ -26,6 +26,7 @@ mod lower;
 mod memo;
 mod progress;
 mod shared;
+mod signals;
 mod state;
 mod stderr;
 mod tenant;

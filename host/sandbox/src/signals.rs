@@ -1,0 +1,119 @@
+//! Keeping the signals that deliver a guest's traps deliverable while it
+//! runs.
+//!
+//! wasmtime turns a guest's out-of-bounds access, `unreachable` or division
+//! by zero into a trap through its signal handlers (`SIGSEGV`, `SIGBUS`,
+//! `SIGILL`, `SIGFPE`). A fault signal blocked on the faulting thread is not
+//! left pending: the kernel kills the process. Embedders often block every
+//! signal on their threads and take them on one dedicated thread (with
+//! `sigwait`), and a thread a call moves to inherits its creator's mask; so a
+//! guest's `unreachable` on such a thread would take the whole host down.
+//!
+//! [`TrapSignals`] wraps a call: each poll (the only place guest code runs)
+//! unblocks these four signals on the polling thread and, when any of them
+//! was blocked, restores the thread's mask when the poll returns. A
+//! thread whose mask is the default pays one `pthread_sigmask` per poll.
+
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// The signals wasmtime's trap handlers need.
+const TRAP_SIGNALS: [Signal; 4] = [
+    Signal::SIGSEGV,
+    Signal::SIGBUS,
+    Signal::SIGILL,
+    Signal::SIGFPE,
+];
+
+/// A future polled with the trap signals unblocked (see the module docs).
+pub(crate) struct TrapSignals<F>(pub(crate) F);
+
+impl<F: Future + Unpin> Future for TrapSignals<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _unblocked = Unblocked::new();
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+/// The trap signals unblocked on this thread until dropped.
+struct Unblocked {
+    /// The thread's mask before, when it blocked any trap signal.
+    restore: Option<SigSet>,
+}
+
+impl Unblocked {
+    fn new() -> Self {
+        let traps: SigSet = TRAP_SIGNALS.into_iter().collect();
+        let mut before = SigSet::empty();
+        match pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&traps), Some(&mut before)) {
+            Ok(()) => Self {
+                restore: TRAP_SIGNALS
+                    .into_iter()
+                    .any(|s| before.contains(s))
+                    .then_some(before),
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot unblock the trap signals for a verifier call");
+                Self { restore: None }
+            }
+        }
+    }
+}
+
+impl Drop for Unblocked {
+    fn drop(&mut self) {
+        if let Some(before) = self.restore.take()
+            && let Err(e) = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&before), None)
+        {
+            tracing::warn!(error = %e, "cannot restore a thread's signal mask after a verifier call");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mask() -> SigSet {
+        let mut now = SigSet::empty();
+        assert!(pthread_sigmask(SigmaskHow::SIG_BLOCK, None, Some(&mut now)).is_ok());
+        now
+    }
+
+    /// While a poll runs the trap signals are unblocked; afterwards the
+    /// thread's own mask (everything blocked) is back.
+    #[test]
+    fn a_poll_unblocks_the_trap_signals_and_restores_the_mask() {
+        let seen = std::thread::spawn(|| {
+            assert!(pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None).is_ok());
+            let during = futures_lite_block_on(TrapSignals(Box::pin(async { mask() })));
+            (during, mask())
+        })
+        .join();
+        let Ok((during, after)) = seen else {
+            panic!("the thread panicked")
+        };
+        for s in TRAP_SIGNALS {
+            assert!(!during.contains(s), "{s} blocked during the poll");
+            assert!(after.contains(s), "{s} not restored after the poll");
+        }
+        assert!(
+            during.contains(Signal::SIGTERM),
+            "other signals stay blocked"
+        );
+    }
+
+    /// Polls a future that is ready at once.
+    fn futures_lite_block_on<F: Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        match f.as_mut().poll(&mut cx) {
+            Poll::Ready(out) => out,
+            Poll::Pending => panic!("the future was not ready"),
+        }
+    }
+}
