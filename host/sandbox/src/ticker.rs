@@ -33,6 +33,7 @@ impl Ticker {
         let thread = std::thread::Builder::new()
             .name("verdict-epoch".into())
             .spawn(move || {
+                exact_sleeps();
                 // Ticks at fixed instants (no drift from the work between
                 // sleeps); wakes earlier for a wake-up due before the tick.
                 let mut next_tick = Instant::now() + period;
@@ -67,6 +68,18 @@ impl Ticker {
     }
 }
 
+/// Asks the kernel to end this thread's sleeps at their instant. A thread
+/// inherits its creator's timer slack (how late the kernel may end a sleep
+/// to batch wake-ups: 50 µs by default, whatever a service sets, e.g.
+/// systemd's `TimerSlackNSec=`); at tens of milliseconds it would make
+/// every tick, and so every deadline interrupt and guest wake-up, that late.
+/// 1 ns is the smallest value (0 would restore the inherited default).
+fn exact_sleeps() {
+    if let Err(e) = nix::sys::prctl::set_timerslack(1) {
+        tracing::warn!(error = %e, "the epoch ticker keeps its inherited timer slack");
+    }
+}
+
 impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -96,6 +109,60 @@ mod tests {
         fn wake(self: Arc<Self>) {
             let _ = self.0.lock().map(|tx| tx.send(Instant::now()));
         }
+    }
+
+    /// The timer slacks of this process's ticker threads, from `/proc`
+    /// (`timerslack_ns` is under `/proc/TID`, not `/proc/self/task/TID`).
+    fn ticker_slacks() -> Vec<u64> {
+        let tasks = std::fs::read_dir("/proc/self/task").into_iter().flatten();
+        tasks
+            .flatten()
+            .filter(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.trim() == "verdict-epoch")
+            })
+            .filter_map(|t| {
+                let tid = t.file_name();
+                let path = std::path::Path::new("/proc")
+                    .join(tid)
+                    .join("timerslack_ns");
+                std::fs::read_to_string(path).ok()
+            })
+            .filter_map(|s| s.trim().parse().ok())
+            .collect()
+    }
+
+    /// A ticker started by a thread with a 50 ms timer slack (its thread
+    /// would inherit it) sleeps with the smallest slack.
+    #[test]
+    fn the_ticker_does_not_inherit_a_large_timer_slack() {
+        let started = std::thread::spawn(|| {
+            assert!(nix::sys::prctl::set_timerslack(50_000_000).is_ok());
+            let engine = wasmtime::Engine::default();
+            let ticker = Ticker::start(
+                engine.weak(),
+                Duration::from_millis(1),
+                Arc::new(Timers::default()),
+            );
+            // Its thread has run its first line once it ticked.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while engine.weak().upgrade().is_some() && Instant::now() < deadline {
+                let slacks = ticker_slacks();
+                if !slacks.is_empty() && slacks.iter().all(|&s| s == 1) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let slacks = ticker_slacks();
+            drop(ticker);
+            slacks
+        })
+        .join();
+        let Ok(slacks) = started else {
+            panic!("the test thread panicked")
+        };
+        assert!(!slacks.is_empty(), "no ticker thread found");
+        assert!(slacks.iter().all(|&s| s == 1), "ticker slacks: {slacks:?}");
     }
 
     #[test]
