@@ -90,7 +90,7 @@ mod tests {
     fn a_poll_unblocks_the_trap_signals_and_restores_the_mask() {
         let seen = std::thread::spawn(|| {
             assert!(pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None).is_ok());
-            let during = futures_lite_block_on(TrapSignals(Box::pin(async { mask() })));
+            let during = crate::exec::block_on(TrapSignals(Box::pin(async { mask() })), None);
             (during, mask())
         })
         .join();
@@ -105,15 +105,5 @@ mod tests {
             during.contains(Signal::SIGTERM),
             "other signals stay blocked"
         );
-    }
-
-    /// Polls a future that is ready at once.
-    fn futures_lite_block_on<F: Future>(f: F) -> F::Output {
-        let mut f = std::pin::pin!(f);
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        match f.as_mut().poll(&mut cx) {
-            Poll::Ready(out) => out,
-            Poll::Pending => panic!("the future was not ready"),
-        }
     }
 }

@@ -111,58 +111,38 @@ mod tests {
         }
     }
 
-    /// The timer slacks of this process's ticker threads, from `/proc`
-    /// (`timerslack_ns` is under `/proc/TID`, not `/proc/self/task/TID`).
-    fn ticker_slacks() -> Vec<u64> {
-        let tasks = std::fs::read_dir("/proc/self/task").into_iter().flatten();
-        tasks
-            .flatten()
-            .filter(|t| {
-                std::fs::read_to_string(t.path().join("comm"))
-                    .is_ok_and(|c| c.trim() == "verdict-epoch")
-            })
-            .filter_map(|t| {
-                let tid = t.file_name();
-                let path = std::path::Path::new("/proc")
-                    .join(tid)
-                    .join("timerslack_ns");
-                std::fs::read_to_string(path).ok()
-            })
-            .filter_map(|s| s.trim().parse().ok())
-            .collect()
+    /// Reports the timer slack of the thread that wakes it (the ticker's,
+    /// read there: another thread's needs `CAP_SYS_NICE`).
+    struct SlackOfWaker(Mutex<mpsc::Sender<Option<i32>>>);
+
+    impl Wake for SlackOfWaker {
+        fn wake(self: Arc<Self>) {
+            let slack = nix::sys::prctl::get_timerslack().ok();
+            let _ = self.0.lock().map(|tx| tx.send(slack));
+        }
     }
 
     /// A ticker started by a thread with a 50 ms timer slack (its thread
     /// would inherit it) sleeps with the smallest slack.
     #[test]
     fn the_ticker_does_not_inherit_a_large_timer_slack() {
-        let started = std::thread::spawn(|| {
+        let slack = std::thread::spawn(|| {
             assert!(nix::sys::prctl::set_timerslack(50_000_000).is_ok());
             let engine = wasmtime::Engine::default();
-            let ticker = Ticker::start(
-                engine.weak(),
-                Duration::from_millis(1),
-                Arc::new(Timers::default()),
-            );
-            // Its thread has run its first line once it ticked.
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while engine.weak().upgrade().is_some() && Instant::now() < deadline {
-                let slacks = ticker_slacks();
-                if !slacks.is_empty() && slacks.iter().all(|&s| s == 1) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            let slacks = ticker_slacks();
-            drop(ticker);
-            slacks
+            let timers = Arc::new(Timers::default());
+            let ticker =
+                Ticker::start(engine.weak(), Duration::from_millis(1), Arc::clone(&timers));
+            assert!(ticker.is_ok());
+            let (tx, rx) = mpsc::channel();
+            let waker = Waker::from(Arc::new(SlackOfWaker(Mutex::new(tx))));
+            timers.wake_at(Instant::now(), &waker);
+            rx.recv_timeout(Duration::from_secs(30)).ok().flatten()
         })
         .join();
-        let Ok(slacks) = started else {
+        let Ok(slack) = slack else {
             panic!("the test thread panicked")
         };
-        assert!(!slacks.is_empty(), "no ticker thread found");
-        assert!(slacks.iter().all(|&s| s == 1), "ticker slacks: {slacks:?}");
+        assert_eq!(slack, Some(1), "the ticker's timer slack (ns)");
     }
 
     #[test]
