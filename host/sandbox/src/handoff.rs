@@ -188,10 +188,13 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
             remote.cancel();
         });
-        // Runs until cancelled, as a guarded guest does.
-        let seen = cancel.clone();
+        // Runs until released after the caller returned: only the
+        // cancellation can end the wait (a call that ended by itself first
+        // would win with its own output).
+        let release = Arc::new(AtomicBool::new(false));
+        let released = Arc::clone(&release);
         let call: OwnedCall<()> = Box::pin(poll_fn(move |cx| {
-            if seen.is_cancelled() {
+            if released.load(Ordering::SeqCst) {
                 return Poll::Ready(());
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -201,6 +204,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(60);
         let out = exec::block_on(run(call, deadline, &cancel, &timers), Some(deadline));
         assert_eq!(out, Err(Stop::Cancelled));
+        release.store(true, Ordering::SeqCst);
         assert!(canceller.join().is_ok());
     }
 }
