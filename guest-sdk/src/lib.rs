@@ -5,6 +5,9 @@
 
 mod artifacts;
 mod memory;
+// Used by the component glue (wasm only); tested natively.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod packed;
 mod packet;
 mod verdict;
 mod verifier;
@@ -85,6 +88,18 @@ macro_rules! __export_completion {
             $crate::__private::completion_bindings::export_completion!(
                 VerdictCompletionExport with_types_in $crate::__private::completion_bindings
             );
+
+            impl $crate::__private::PackedCompletionGuest for VerdictCompletionExport {
+                fn check(
+                    packet: $crate::__private::PackedPacket,
+                ) -> $crate::__private::PackedVerdict {
+                    $crate::__private::run_check_packed::<$checker>(packet)
+                }
+            }
+
+            $crate::__private::packed_completion_bindings::export_packed_completion!(
+                VerdictCompletionExport with_types_in $crate::__private::packed_completion_bindings
+            );
         };
     };
 }
@@ -108,6 +123,18 @@ macro_rules! __export_progress {
 
             $crate::__private::progress_bindings::export_progress!(
                 VerdictProgressExport with_types_in $crate::__private::progress_bindings
+            );
+
+            impl $crate::__private::PackedProgressGuest for VerdictProgressExport {
+                fn progress_key(
+                    packet: $crate::__private::PackedProgressPacket,
+                ) -> ::std::string::String {
+                    $crate::__private::run_progress_key_packed::<$progress>(packet)
+                }
+            }
+
+            $crate::__private::packed_progress_bindings::export_packed_progress!(
+                VerdictProgressExport with_types_in $crate::__private::packed_progress_bindings
             );
         };
     };

@@ -7,6 +7,7 @@
 //! an implementation for every export of every world linked into the binary.
 
 use crate::artifacts::{Artifact, ArtifactError, Artifacts};
+use crate::packed::{PackedEntry, PackedOutcome, unpack};
 use crate::packet::{Effect, FailureKind, Observation, Outcome, OutcomeStatus, Packet, TaskState};
 use crate::verdict::Verdict;
 use crate::verifier::{ProgressKey, Verifier};
@@ -40,9 +41,41 @@ pub mod progress_bindings {
     });
 }
 
+/// Bindings for the packed completion entry point
+/// (`wit/verdict-packed@0.1.0`), exported beside the standard one.
+#[allow(missing_docs, unsafe_code, clippy::all)]
+pub mod packed_completion_bindings {
+    wit_bindgen::generate!({
+        world: "packed-completion-checker",
+        path: "../wit/verdict-packed@0.1.0",
+        pub_export_macro: true,
+        export_macro_name: "export_packed_completion",
+        default_bindings_module: "verdict_guest::__private::packed_completion_bindings",
+    });
+}
+
+/// Bindings for the packed progress entry point (its types repeat the
+/// packed completion's).
+#[allow(missing_docs, unsafe_code, clippy::all)]
+pub mod packed_progress_bindings {
+    wit_bindgen::generate!({
+        world: "packed-progress-checker",
+        path: "../wit/verdict-packed@0.1.0",
+        pub_export_macro: true,
+        export_macro_name: "export_packed_progress",
+        default_bindings_module: "verdict_guest::__private::packed_progress_bindings",
+    });
+}
+
 use completion_bindings::verdict::verifier::{artifacts as wit_artifacts, types as wit};
+use packed_completion_bindings::exports::verdict::packed::completion as packed;
+use packed_progress_bindings::exports::verdict::packed::progress as packed_progress;
 
 pub use completion_bindings::exports::verdict::verifier::completion::Guest as CompletionGuest;
+pub use packed::{Packet as PackedPacket, Verdict as PackedVerdict};
+pub use packed_completion_bindings::exports::verdict::packed::completion::Guest as PackedCompletionGuest;
+pub use packed_progress::Packet as PackedProgressPacket;
+pub use packed_progress_bindings::exports::verdict::packed::progress::Guest as PackedProgressGuest;
 pub use progress_bindings::exports::verdict::verifier::progress::Guest as ProgressGuest;
 pub use wit::{Packet as WitPacket, Verdict as WitVerdict};
 
@@ -56,6 +89,81 @@ pub fn run_check<V: Verifier + Default>(packet: WitPacket) -> WitVerdict {
 pub fn run_progress_key<P: ProgressKey + Default>(packet: WitPacket) -> String {
     P::default().progress_key(&packet.into(), &HostArtifacts)
 }
+
+/// Runs a completion verifier on a packed packet.
+pub fn run_check_packed<V: Verifier + Default>(packet: PackedPacket) -> PackedVerdict {
+    let verdict = V::default().check(&unpacked(packet), &HostArtifacts);
+    PackedVerdict {
+        complete: verdict.complete,
+        reason: verdict.reason,
+        feedback: verdict.feedback,
+    }
+}
+
+/// Runs a progress verifier on a packed packet.
+pub fn run_progress_key_packed<P: ProgressKey + Default>(packet: PackedProgressPacket) -> String {
+    P::default().progress_key(&unpacked_for_progress(packet), &HostArtifacts)
+}
+
+/// The SDK packet a packed one stands for, for each packed interface's own
+/// (identical) generated types. A host that breaks the packed format
+/// (lengths that do not cut the text into its pieces) makes the call trap
+/// with the reason on stderr: no verdict is made from a packet that is not
+/// the host's.
+macro_rules! unpacked_from {
+    ($name:ident, $packed:ident) => {
+        fn $name(packet: $packed::Packet) -> Packet {
+            let entries = packet.observations.entries.iter().map(|e| PackedEntry {
+                tool_name_len: e.tool_name_len,
+                call_id_len: e.call_id_len,
+                effect: match e.effect {
+                    $packed::Effect::Read => Effect::Read,
+                    $packed::Effect::Write => Effect::Write,
+                    $packed::Effect::Unknown => Effect::Unknown,
+                },
+                outcome: e.outcome.map(|o| PackedOutcome {
+                    status: match o.status {
+                        $packed::OutcomeStatus::Succeeded => OutcomeStatus::Succeeded,
+                        $packed::OutcomeStatus::Failed => OutcomeStatus::Failed,
+                        $packed::OutcomeStatus::NotStarted => OutcomeStatus::NotStarted,
+                        $packed::OutcomeStatus::Unknown => OutcomeStatus::Unknown,
+                    },
+                    failure: o.failure.map(|kind| match kind {
+                        $packed::FailureKind::Permission => FailureKind::Permission,
+                        $packed::FailureKind::Arguments => FailureKind::Arguments,
+                        $packed::FailureKind::Execution => FailureKind::Execution,
+                        $packed::FailureKind::Timeout => FailureKind::Timeout,
+                        $packed::FailureKind::Cancelled => FailureKind::Cancelled,
+                    }),
+                    executed: o.executed,
+                    result_fingerprint_len: o.result_fingerprint_len,
+                }),
+            });
+            let observations = match unpack(&packet.observations.text, entries) {
+                Ok(observations) => observations,
+                Err(malformed) => panic!("the host sent a malformed packed packet: {malformed}"),
+            };
+            Packet {
+                execution_id: packet.execution_id,
+                iteration: packet.iteration,
+                output_text: packet.output_text,
+                output_truncated: packet.output_truncated,
+                observations,
+                observed_tool_calls: packet.observed_tool_calls,
+                observations_truncated: packet.observations_truncated,
+                task_state: packet.task_state.map(|state| TaskState {
+                    host_scope: state.host_scope,
+                    revision: state.revision,
+                    generation: state.generation,
+                    payload_json: state.payload_json,
+                }),
+            }
+        }
+    };
+}
+
+unpacked_from!(unpacked, packed);
+unpacked_from!(unpacked_for_progress, packed_progress);
 
 /// The host's `artifacts` import.
 struct HostArtifacts;
