@@ -6,7 +6,8 @@
 //! into the host before any bound can be checked. So both ends of the call
 //! are handled here:
 //! - the packet is lowered from the host's own types ([`crate::lower`]),
-//!   wrapped in [`PacketArg`] so the call records when lowering finished: a
+//!   wrapped in [`PacketArg`] (or [`PackedArg`] for the packed entry
+//!   points) so the call records when lowering finished: a
 //!   failure before that point is the guest allocator's
 //!   ([`TrapKind::BadAllocation`]);
 //! - the answer (the verdict record, or the progress-key string) is read from
@@ -19,9 +20,10 @@
 //! its semver promise: the workspace pins wasmtime 48.0.x, and the layout
 //! assumptions are asserted against wasmtime's own in the tests below.
 
+use crate::bindings::packed::types as packed;
 use crate::bindings::v0_1::wit;
 use crate::error::{CheckError, TrapKind};
-use crate::lower::PacketView;
+use crate::lower::{PackedView, PacketView};
 use crate::state::{CallState, Phase};
 use std::any::Any;
 use std::mem::MaybeUninit;
@@ -49,48 +51,69 @@ fn fault(kind: TrapKind) -> AbiFault {
     AbiFault { kind }
 }
 
-/// The packet argument, lowered from the host's own packet
-/// ([`PacketView`]); records in the call state when it is lowered.
-pub(crate) struct PacketArg<'a>(pub(crate) &'a CheckPacket);
+/// Declares a packet argument: the packet lowered through a view of
+/// [`crate::lower`], recording in the call state when lowering finished.
+macro_rules! packet_arg {
+    ($(#[$doc:meta])* $arg:ident, $view:ident, $wit:ty) => {
+        $(#[$doc])*
+        pub(crate) struct $arg<'a>(pub(crate) &'a CheckPacket);
 
-// SAFETY: every item delegates to `wit::Packet`'s own (generated)
-// implementation, so the type information and ABI are exactly its.
-#[allow(unsafe_code)]
-unsafe impl ComponentType for PacketArg<'_> {
-    type Lower = <wit::Packet as ComponentType>::Lower;
-    const ABI: CanonicalAbiInfo = <wit::Packet as ComponentType>::ABI;
+        // SAFETY: every item delegates to the WIT record's own (generated)
+        // implementation, so the type information and ABI are exactly its.
+        #[allow(unsafe_code)]
+        unsafe impl ComponentType for $arg<'_> {
+            type Lower = <$wit as ComponentType>::Lower;
+            const ABI: CanonicalAbiInfo = <$wit as ComponentType>::ABI;
 
-    fn typecheck(ty: &InterfaceType, types: &InstanceType<'_>) -> wasmtime::Result<()> {
-        <wit::Packet as ComponentType>::typecheck(ty, types)
-    }
+            fn typecheck(ty: &InterfaceType, types: &InstanceType<'_>) -> wasmtime::Result<()> {
+                <$wit as ComponentType>::typecheck(ty, types)
+            }
+        }
+
+        // SAFETY: delegates to the view, which writes the record's layout;
+        // marking the phase touches only the host's own store data.
+        #[allow(unsafe_code)]
+        unsafe impl Lower for $arg<'_> {
+            fn linear_lower_to_flat<T>(
+                &self,
+                cx: &mut LowerContext<'_, T>,
+                ty: InterfaceType,
+                dst: &mut MaybeUninit<Self::Lower>,
+            ) -> wasmtime::Result<()> {
+                $view(self.0).linear_lower_to_flat(cx, ty, dst)?;
+                lowered(cx);
+                Ok(())
+            }
+
+            fn linear_lower_to_memory<T>(
+                &self,
+                cx: &mut LowerContext<'_, T>,
+                ty: InterfaceType,
+                offset: usize,
+            ) -> wasmtime::Result<()> {
+                $view(self.0).linear_lower_to_memory(cx, ty, offset)?;
+                lowered(cx);
+                Ok(())
+            }
+        }
+    };
 }
 
-// SAFETY: delegates to `PacketView`, which writes `wit::Packet`'s layout;
-// marking the phase touches only the host's own store data.
-#[allow(unsafe_code)]
-unsafe impl Lower for PacketArg<'_> {
-    fn linear_lower_to_flat<T>(
-        &self,
-        cx: &mut LowerContext<'_, T>,
-        ty: InterfaceType,
-        dst: &mut MaybeUninit<Self::Lower>,
-    ) -> wasmtime::Result<()> {
-        PacketView(self.0).linear_lower_to_flat(cx, ty, dst)?;
-        lowered(cx);
-        Ok(())
-    }
+packet_arg!(
+    /// The packet argument of the standard exports, lowered as
+    /// `verdict:verifier/types.packet` ([`PacketView`]).
+    PacketArg,
+    PacketView,
+    wit::Packet
+);
 
-    fn linear_lower_to_memory<T>(
-        &self,
-        cx: &mut LowerContext<'_, T>,
-        ty: InterfaceType,
-        offset: usize,
-    ) -> wasmtime::Result<()> {
-        PacketView(self.0).linear_lower_to_memory(cx, ty, offset)?;
-        lowered(cx);
-        Ok(())
-    }
-}
+packet_arg!(
+    /// The packet argument of the packed exports, lowered as
+    /// `verdict:packed`'s packet ([`PackedView`]).
+    PackedArg,
+    PackedView,
+    packed::Packet
+);
 
 /// Lowering is done: from here on the guest's own code runs.
 fn lowered<T: 'static>(cx: &mut LowerContext<'_, T>) {

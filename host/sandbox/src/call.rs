@@ -4,7 +4,7 @@
 //! can finish on another thread while its caller returns at the deadline
 //! (see [`crate::handoff`]).
 
-use crate::abi::{AbiFault, Answer, PacketArg};
+use crate::abi::{AbiFault, Answer, PackedArg, PacketArg};
 use crate::error::{CheckError, LoadError, TrapKind, trap_kind};
 use crate::exec::{self, Stop};
 use crate::handoff::{self, OwnedCall};
@@ -172,6 +172,8 @@ pub(crate) struct CallRun {
     pub(crate) shared: Arc<Shared>,
     pub(crate) pre: InstancePre<CallState>,
     pub(crate) index: ComponentExportIndex,
+    /// The export at `index` is a packed entry point (`verdict:packed`).
+    pub(crate) packed: bool,
     pub(crate) packet: CheckPacket,
     pub(crate) limits: Limits,
     pub(crate) started: Instant,
@@ -190,6 +192,7 @@ impl CallRun {
             shared,
             pre,
             index,
+            packed,
             packet,
             limits,
             started,
@@ -231,10 +234,19 @@ impl CallRun {
         let run = async {
             store.data_mut().phase = Phase::Instantiating;
             let instance = pre.instantiate_async(&mut store).await?;
-            let func = instance.get_typed_func::<(PacketArg<'_>,), A>(&mut store, index)?;
-            store.data_mut().marks.instantiated = Some(Instant::now());
-            store.data_mut().phase = Phase::Lowering;
-            func.call_async(&mut store, (PacketArg(&packet),)).await
+            let instantiated = |store: &mut Store<CallState>| {
+                store.data_mut().marks.instantiated = Some(Instant::now());
+                store.data_mut().phase = Phase::Lowering;
+            };
+            if packed {
+                let func = instance.get_typed_func::<(PackedArg<'_>,), A>(&mut store, index)?;
+                instantiated(&mut store);
+                func.call_async(&mut store, (PackedArg(&packet),)).await
+            } else {
+                let func = instance.get_typed_func::<(PacketArg<'_>,), A>(&mut store, index)?;
+                instantiated(&mut store);
+                func.call_async(&mut store, (PacketArg(&packet),)).await
+            }
         };
         let outcome = exec::guarded(run, deadline, &cancel, &shared.timers).await;
         let returned = Instant::now();

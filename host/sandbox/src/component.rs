@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::bindings::{ApiVersion, PACKAGE};
+use crate::bindings::{ApiVersion, PACKAGE, in_series, packed};
 use crate::error::LoadError;
 
 /// What a byte string is, by its 8-byte header.
@@ -72,6 +72,26 @@ pub(crate) fn role_export<'a>(
     exports
         .into_iter()
         .find(|name| role_of(name).is_some_and(|(r, _)| r == role))
+}
+
+/// The packed entry point (`verdict:packed/<role>@0.1.x`) exported for
+/// `role`, if any.
+pub(crate) fn packed_export<'a>(
+    exports: impl IntoIterator<Item = &'a str>,
+    role: Role,
+) -> Option<&'a str> {
+    let interface = ROLE_EXPORTS
+        .iter()
+        .find(|(_, r)| *r == role)
+        .map(|(name, _)| *name)?;
+    exports.into_iter().find(|name| {
+        name.split_once('@').is_some_and(|(path, version)| {
+            path.strip_prefix(packed::PACKAGE)
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(interface)
+                && in_series(version, packed::MAJOR_MINOR)
+        })
+    })
 }
 
 /// The WIT version a component's verifier exports were built against:
@@ -157,5 +177,23 @@ mod tests {
         assert_eq!(api_version(both), Ok(Some(ApiVersion::V0_1)));
         // A served version without a role export has none.
         assert_eq!(api_version(["verdict:verifier/types@0.1.0"]), Ok(None));
+    }
+
+    #[test]
+    fn packed_entry_points_are_found_by_role_and_version() {
+        let exports = [
+            "verdict:verifier/completion@0.1.0",
+            "verdict:packed/completion@0.1.3",
+            "verdict:packed/progress@0.2.0",
+            "verdict:packedx/progress@0.1.0",
+        ];
+        assert_eq!(
+            packed_export(exports, Role::Completion),
+            Some("verdict:packed/completion@0.1.3")
+        );
+        // Another major.minor, or another package, is not ours to call.
+        assert_eq!(packed_export(exports, Role::Progress), None);
+        // Packed exports give no role by themselves.
+        assert_eq!(roles(exports), [Role::Completion]);
     }
 }

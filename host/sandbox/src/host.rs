@@ -104,6 +104,15 @@ pub struct HostConfig {
     /// the cache directory is shared with writers you do not trust to that
     /// degree. Default true.
     pub map_cache_entries: bool,
+    /// Call a verifier's packed entry points (`verdict:packed@0.1.x`, which
+    /// every verifier built with the guest SDK exports beside the standard
+    /// ones) when it has them: the same check, with the packet's
+    /// observations passed in a few large pieces instead of one guest
+    /// allocation per string (a full packet's fresh check ~20 µs faster).
+    /// False calls the standard exports only, e.g. to compare the two.
+    /// Either way a packed export with the wrong type is refused at load.
+    /// Default true.
+    pub packed_packets: bool,
 }
 
 impl Default for HostConfig {
@@ -119,6 +128,7 @@ impl Default for HostConfig {
             load: LoadLimits::default(),
             compiler: CompilerChoice::Auto,
             map_cache_entries: true,
+            packed_packets: true,
         }
     }
 }
@@ -349,6 +359,7 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         load,
         timers,
         cache,
+        packed_packets: config.packed_packets,
         _ticker: ticker,
     })
 }

@@ -22,6 +22,8 @@ pub(crate) struct Shared {
     pub(crate) load: LoadLimits,
     pub(crate) timers: Arc<Timers>,
     pub(crate) cache: Option<CompileCache>,
+    /// Call packed entry points when a verifier exports them.
+    pub(crate) packed_packets: bool,
     /// Held for its drop: the ticker stops with the last verifier.
     pub(crate) _ticker: Ticker,
 }

@@ -14,6 +14,16 @@
 //! deadline even when the guest's thread is waiting for a core
 //! ([`crate::handoff`]).
 //!
+//! # Entry points
+//!
+//! A role is entered through its standard export
+//! (`verdict:verifier/completion` or `/progress`), or, when the component
+//! also exports the packed one (`verdict:packed/completion` or `/progress`,
+//! as every guest-SDK verifier does) and the host calls packed entry points
+//! ([`HostConfig::packed_packets`](crate::HostConfig::packed_packets)),
+//! through that: the same packet, passed in a few large pieces
+//! ([`crate::lower`]). Both are typechecked at load.
+//!
 //! # Deadline
 //!
 //! A call's deadline is the earlier of the tenant's
@@ -24,7 +34,7 @@
 //! Cancelling the context's [`CancelHandle`](verdict_policy::CancelHandle)
 //! stops the call with [`CheckError::Cancelled`].
 
-use crate::abi::{self, Answer, GuestText, KeyAnswer, PacketArg, VerdictAnswer};
+use crate::abi::{self, Answer, GuestText, KeyAnswer, PackedArg, PacketArg, VerdictAnswer};
 use crate::bindings::ApiVersion;
 use crate::call::{Call, CallReport, CallRun, deadline, failed};
 use crate::census::Footprint;
@@ -40,7 +50,8 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use verdict_policy::{CheckContext, CheckPacket, Verdict};
 use wasmtime::component::{
-    Component, ComponentExportIndex, ComponentNamedList, InstancePre, Lift, types::ComponentItem,
+    Component, ComponentExportIndex, ComponentNamedList, InstancePre, Lift, Lower,
+    types::ComponentItem,
 };
 
 /// A verifier component loaded by a [`VerifierHost`](crate::VerifierHost):
@@ -54,8 +65,8 @@ pub struct LoadedVerifier {
     /// The WIT version the exports were built against: which bindings
     /// prepare and call it.
     api: ApiVersion,
-    completion: Option<ComponentExportIndex>,
-    progress: Option<ComponentExportIndex>,
+    completion: Option<Entry>,
+    progress: Option<Entry>,
     /// What instantiating it creates, checked against each call's limits.
     footprint: Footprint,
 }
@@ -65,15 +76,55 @@ impl std::fmt::Debug for LoadedVerifier {
         f.debug_struct("LoadedVerifier")
             .field("digest", &self.digest)
             .field("api", &self.api)
-            .field("completion", &self.completion.is_some())
-            .field("progress", &self.progress.is_some())
+            .field("completion", &self.completion)
+            .field("progress", &self.progress)
             .finish()
     }
 }
 
+/// The export a call of one role enters.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    index: ComponentExportIndex,
+    /// A packed entry point (`verdict:packed`), taking [`PackedArg`].
+    packed: bool,
+}
+
+/// The entry of `role` (its function `func` returning `A`): the standard
+/// export, or the packed one beside it when the host calls packed entry
+/// points. `None` without the standard export; both are typechecked
+/// whenever present.
+fn entry<A: ComponentNamedList + Lift + 'static>(
+    pre: &InstancePre<CallState>,
+    exports: &[String],
+    role: Role,
+    func: &str,
+    packed_packets: bool,
+) -> Result<Option<Entry>, LoadError> {
+    let names = || exports.iter().map(String::as_str);
+    let Some(standard) = component::role_export(names(), role) else {
+        return Ok(None);
+    };
+    let index = export_func::<(PacketArg<'_>,), A>(pre, standard, func)?;
+    let packed = match component::packed_export(names(), role) {
+        Some(name) => Some(export_func::<(PackedArg<'_>,), A>(pre, name, func)?),
+        None => None,
+    };
+    Ok(Some(match packed {
+        Some(index) if packed_packets => Entry {
+            index,
+            packed: true,
+        },
+        _ => Entry {
+            index,
+            packed: false,
+        },
+    }))
+}
+
 /// The export `func` of the interface exported as `interface`, type-checked
-/// as taking the packet and returning `A`.
-fn export_func<A: ComponentNamedList + Lift + 'static>(
+/// as taking `P` and returning `A`.
+fn export_func<P: ComponentNamedList + Lower, A: ComponentNamedList + Lift + 'static>(
     pre: &InstancePre<CallState>,
     interface: &str,
     func: &str,
@@ -86,7 +137,7 @@ fn export_func<A: ComponentNamedList + Lift + 'static>(
         .ok_or_else(missing)?;
     match item {
         ComponentItem::ComponentFunc(ty) => ty
-            .typecheck::<(PacketArg<'_>,), A>(&pre.instance_type())
+            .typecheck::<P, A>(&pre.instance_type())
             .map_err(|e| LoadError::Link(format!("export `{interface}#{func}`: {e}")))?,
         _ => return Err(missing()),
     }
@@ -113,18 +164,12 @@ impl LoadedVerifier {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadError::Link(e.to_string()))?;
-        let interface = |role| component::role_export(exports.iter().map(String::as_str), role);
-        let completion = match (api, interface(Role::Completion)) {
-            (_, None) => None,
-            (ApiVersion::V0_1, Some(name)) => {
-                Some(export_func::<VerdictAnswer>(&pre, name, "check")?)
-            }
-        };
-        let progress = match (api, interface(Role::Progress)) {
-            (_, None) => None,
-            (ApiVersion::V0_1, Some(name)) => {
-                Some(export_func::<KeyAnswer>(&pre, name, "progress-key")?)
-            }
+        let packed = shared.packed_packets;
+        let (completion, progress) = match api {
+            ApiVersion::V0_1 => (
+                entry::<VerdictAnswer>(&pre, &exports, Role::Completion, "check", packed)?,
+                entry::<KeyAnswer>(&pre, &exports, Role::Progress, "progress-key", packed)?,
+            ),
         };
         Ok(Self {
             shared,
@@ -150,6 +195,16 @@ impl LoadedVerifier {
     /// True when the component exports `progress`.
     pub fn has_progress(&self) -> bool {
         self.progress.is_some()
+    }
+
+    /// True when calls of `role` enter the component's packed entry point
+    /// (see [`HostConfig::packed_packets`](crate::HostConfig::packed_packets)).
+    pub fn calls_packed(&self, role: Role) -> bool {
+        let entry = match role {
+            Role::Completion => self.completion,
+            Role::Progress => self.progress,
+        };
+        entry.is_some_and(|e| e.packed)
     }
 
     /// Runs the completion check for `tenant` on `packet` within `ctx`,
@@ -189,11 +244,11 @@ impl LoadedVerifier {
         packet: &CheckPacket,
         ctx: &CheckContext,
     ) -> Result<Call<VerdictAnswer>, CheckError> {
-        let Some(index) = self.completion else {
+        let Some(entry) = self.completion else {
             return Err(CheckError::Unsupported("completion"));
         };
         match self.api {
-            ApiVersion::V0_1 => self.start(tenant, ctx, index, packet),
+            ApiVersion::V0_1 => self.start(tenant, ctx, entry, packet),
         }
     }
 
@@ -232,15 +287,15 @@ impl LoadedVerifier {
         packet: &CheckPacket,
         ctx: &CheckContext,
     ) -> Result<Call<KeyAnswer>, CheckError> {
-        let Some(index) = self.progress else {
+        let Some(entry) = self.progress else {
             return Err(CheckError::Unsupported("progress"));
         };
         match self.api {
-            ApiVersion::V0_1 => self.start(tenant, ctx, index, packet),
+            ApiVersion::V0_1 => self.start(tenant, ctx, entry, packet),
         }
     }
 
-    /// Sets up a call of the export at `index` with `packet` for `tenant`,
+    /// Sets up a call of the export `entry` with `packet` for `tenant`,
     /// under the deadline and the cancellation of `ctx`: the limits are
     /// checked, the deadline fixed, and the call future owns what it uses
     /// (see [`crate::handoff`]). A refusal here is a call that never began.
@@ -248,7 +303,7 @@ impl LoadedVerifier {
         &self,
         tenant: &Tenant,
         ctx: &CheckContext,
-        index: ComponentExportIndex,
+        entry: Entry,
         packet: &CheckPacket,
     ) -> Result<Call<A>, CheckError> {
         let started = Instant::now();
@@ -272,7 +327,8 @@ impl LoadedVerifier {
         let run = CallRun {
             shared: Arc::clone(&self.shared),
             pre: self.pre.clone(),
-            index,
+            index: entry.index,
+            packed: entry.packed,
             packet: packet.clone(),
             limits,
             started,

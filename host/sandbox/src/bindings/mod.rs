@@ -5,6 +5,7 @@
 //! prepares and calls a component. A new version gets a sibling module and
 //! a variant; the old ones stay, so old components keep loading.
 
+pub(crate) mod packed;
 pub(crate) mod v0_1;
 
 use crate::state::CallState;

@@ -1,5 +1,5 @@
-//! Lowering a [`CheckPacket`] into guest memory straight from the host's
-//! own types, for `verdict:verifier@0.1.x`.
+//! Lowering a [`CheckPacket`] as `verdict:verifier@0.1.x`'s packet record,
+//! straight from the host's own types.
 //!
 //! The generated `wit::Packet` owns its strings, so lowering through it
 //! meant cloning the whole packet (every string, the 32 KiB output) before
@@ -16,14 +16,13 @@
 //! still implements flat lowering, through the owned WIT records, so the
 //! views are correct whichever way wasmtime asks.
 
+use super::{next, payload, record_fields, slice, view_of};
 use crate::bindings::v0_1::wit;
 use crate::convert;
 use std::mem::MaybeUninit;
 use verdict_policy::{CheckPacket, Observation, ObservedOutcome};
 use wasmtime::component::__internal::wasmtime_environ::component::StringEncoding;
-use wasmtime::component::__internal::{
-    CanonicalAbiInfo, InstanceType, InterfaceType, LowerContext, bad_type_info,
-};
+use wasmtime::component::__internal::{InterfaceType, LowerContext, bad_type_info};
 use wasmtime::component::{ComponentType, Lower};
 
 /// The packet, lowered as `verdict:verifier/types.packet`.
@@ -38,46 +37,10 @@ struct OutcomeView<'a>(&'a ObservedOutcome);
 /// The observations, lowered as `list<observation>`.
 struct ObservationsView<'a>(&'a [Observation]);
 
-/// Implements `ComponentType` for a view with the type information of the
-/// WIT type it is lowered as.
-macro_rules! view_of {
-    ($view:ident, $wit:ty) => {
-        // SAFETY: every item is the WIT type's own (generated or wasmtime's),
-        // and the `Lower` impl below writes exactly that type's layout.
-        #[allow(unsafe_code)]
-        unsafe impl ComponentType for $view<'_> {
-            type Lower = <$wit as ComponentType>::Lower;
-            const ABI: CanonicalAbiInfo = <$wit as ComponentType>::ABI;
-
-            fn typecheck(ty: &InterfaceType, types: &InstanceType<'_>) -> wasmtime::Result<()> {
-                <$wit as ComponentType>::typecheck(ty, types)
-            }
-        }
-    };
-}
-
 view_of!(PacketView, wit::Packet);
 view_of!(ObservationView, wit::Observation);
 view_of!(OutcomeView, wit::Outcome);
 view_of!(ObservationsView, Vec<wit::Observation>);
-
-/// The types of the `N` fields of the record `ty`, in order (typechecked
-/// against the WIT record, so all present).
-fn record_fields<const N: usize, T>(
-    cx: &LowerContext<'_, T>,
-    ty: InterfaceType,
-) -> [InterfaceType; N] {
-    let fields = match ty {
-        InterfaceType::Record(i) => &cx.types[i].fields,
-        _ => bad_type_info(),
-    };
-    std::array::from_fn(|n| fields.get(n).map_or_else(bad_type_info, |f| f.ty))
-}
-
-/// The next field's offset after `offset`, for a field of type `F`.
-fn next<F: ComponentType + ?Sized>(offset: &mut usize) -> usize {
-    <F as ComponentType>::ABI.next_field32_size(offset)
-}
 
 // SAFETY: writes the layout of `wit::Packet` (see `view_of!`): the fields in
 // WIT order at the offsets the record's ABI gives, each with the lowering
@@ -266,13 +229,6 @@ struct ObservationLayout {
     fingerprint: usize,
 }
 
-/// The payload offset of an `option<T>` at `at`: after its one-byte tag,
-/// aligned to the payload.
-fn payload<T: ComponentType + ?Sized>(at: usize) -> usize {
-    let align = <T as ComponentType>::ABI.align32 as usize;
-    (at + 1).next_multiple_of(align)
-}
-
 impl ObservationLayout {
     fn new() -> Self {
         let o = &mut 0usize;
@@ -327,14 +283,6 @@ impl<'a> Placed<'a> {
         slice(record, at + 4, 4)?.copy_from_slice(&len.to_le_bytes());
         Ok(())
     }
-}
-
-/// `len` bytes of `memory` at `at` (the guest's allocator returned the
-/// range and wasmtime checked it, so a miss is a host bug, reported).
-fn slice(memory: &mut [u8], at: usize, len: usize) -> wasmtime::Result<&mut [u8]> {
-    at.checked_add(len)
-        .and_then(|end| memory.get_mut(at..end))
-        .ok_or_else(|| wasmtime::format_err!("lowering out of bounds"))
 }
 
 /// Lowers the observations of a UTF-8 guest into the list buffer at
