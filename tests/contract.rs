@@ -11,13 +11,15 @@
 //!   `packet-echo` guest returns what it received as the policy's JSON.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail loudly by design
 
+use proptest::prelude::*;
 use serde_json::{Value, json};
+use verdict_policy::MAX_OBSERVATIONS;
 use verdict_policy::{
     CheckContext, CheckPacket, Effect, FailureKind, Observation, ObservedOutcome, OutcomeStatus,
     PacketParts, TaskStateSnapshot,
 };
-use verdict_sandbox::{ALLOWED_IMPORTS, LoadError};
-use verdict_test_support::{core_guest, guests, host, load, read_packet, ready_tenant};
+use verdict_sandbox::{ALLOWED_IMPORTS, LoadError, LoadedVerifier, Role, Tenant, VerifierHost};
+use verdict_test_support::{core_guest, guests, host, read_packet, ready_tenant, standard_host};
 
 /// The WIT of the version the guest SDK is built against.
 const WIT: &str = include_str!("../wit/verdict-verifier@0.1.0/verifier.wit");
@@ -669,36 +671,180 @@ fn differences_name_the_field() {
     assert!(differences(&sent, &sent, "packet").is_empty());
 }
 
+/// The packet-echo guest loaded by the host that calls its packed entry
+/// points and by the one that calls only the standard exports.
+fn echo_verifiers() -> [(LoadedVerifier, bool); 2] {
+    let load = |host: &VerifierHost, packed: bool| {
+        let verifier = host
+            .load_file(guests::PACKET_ECHO)
+            .unwrap_or_else(|e| panic!("packet-echo loads: {e}"));
+        for role in [Role::Completion, Role::Progress] {
+            assert_eq!(verifier.calls_packed(role), packed, "{role:?}");
+        }
+        (verifier, packed)
+    };
+    [load(host(), true), load(standard_host(), false)]
+}
+
+/// What the echo guest answers for `packet`: its progress key and its
+/// completion feedback (each the echo, or its digest when too long).
+fn echoes(verifier: &LoadedVerifier, tenant: &Tenant, packet: &CheckPacket) -> (String, String) {
+    let key = verifier
+        .progress_key(tenant, packet, &CheckContext::new())
+        .result
+        .expect("the progress role answers");
+    let verdict = verifier
+        .check(tenant, packet, &CheckContext::new())
+        .result
+        .expect("the completion role answers");
+    assert!(!verdict.complete);
+    assert_eq!(verdict.reason.as_deref(), Some("echo"));
+    (key, verdict.feedback.expect("the echo"))
+}
+
 #[test]
 fn a_packet_reaches_the_guest_sdk_field_by_field() {
-    let verifier = load(guests::PACKET_ECHO);
     let (tenant, _) = ready_tenant("echo");
-    for packet in [full_packet(), empty_packet()] {
+    for (verifier, packed) in echo_verifiers() {
+        for packet in [full_packet(), empty_packet()] {
+            let expected = serde_json::to_value(&packet).expect("the packet serializes");
+            let (key, feedback) = echoes(&verifier, &tenant, &packet);
+            for (role, echo) in [("progress", key), ("completion", feedback)] {
+                let echoed: Value = serde_json::from_str(&echo).expect("the echo is JSON");
+                assert_eq!(
+                    differences(&expected, &echoed, "packet"),
+                    [] as [String; 0],
+                    "{role}, packed entry point: {packed}"
+                );
+            }
+        }
+    }
+}
+
+/// How the packet-echo guest starts the digest that stands for an echo too
+/// long to answer (its `DIGEST_PREFIX`).
+const ECHO_DIGEST_PREFIX: &str = "sha256:";
+
+/// Any text, astral and multi-byte characters included.
+fn text(max: usize) -> impl Strategy<Value = String> {
+    proptest::collection::vec(any::<char>(), 0..=max).prop_map(|c| c.into_iter().collect())
+}
+
+fn arb_outcome() -> impl Strategy<Value = ObservedOutcome> {
+    let status = prop_oneof![
+        Just(OutcomeStatus::Succeeded),
+        Just(OutcomeStatus::Failed),
+        Just(OutcomeStatus::NotStarted),
+        Just(OutcomeStatus::Unknown),
+    ];
+    let failure = proptest::option::of(prop_oneof![
+        Just(FailureKind::Permission),
+        Just(FailureKind::Arguments),
+        Just(FailureKind::Execution),
+        Just(FailureKind::Timeout),
+        Just(FailureKind::Cancelled),
+    ]);
+    (
+        status,
+        failure,
+        any::<bool>(),
+        proptest::option::of(text(64)),
+    )
+        .prop_map(
+            |(status, failure, executed, result_fingerprint)| ObservedOutcome {
+                status,
+                failure,
+                executed,
+                result_fingerprint,
+            },
+        )
+}
+
+fn arb_observation() -> impl Strategy<Value = Observation> {
+    let effect = prop_oneof![
+        Just(Effect::Read),
+        Just(Effect::Write),
+        Just(Effect::Unknown)
+    ];
+    (
+        text(12),
+        text(12),
+        effect,
+        proptest::option::of(arb_outcome()),
+    )
+        .prop_map(|(tool_name, call_id, effect, outcome)| Observation {
+            tool_name,
+            call_id,
+            effect,
+            outcome,
+        })
+}
+
+fn arb_packet() -> impl Strategy<Value = CheckPacket> {
+    let observations = proptest::collection::vec(arb_observation(), 0..=MAX_OBSERVATIONS);
+    let task_state = proptest::option::of((text(8), any::<u64>(), any::<u64>(), text(8)).prop_map(
+        |(host_scope, revision, generation, note)| TaskStateSnapshot {
+            host_scope,
+            revision,
+            generation,
+            payload: json!({ "note": note }),
+        },
+    ));
+    (
+        text(12),
+        any::<u32>(),
+        text(300),
+        any::<bool>(),
+        observations,
+        0u32..3,
+        task_state,
+    )
+        .prop_map(
+            |(
+                execution_id,
+                iteration,
+                output_text,
+                output_truncated,
+                observations,
+                omitted,
+                task_state,
+            )| {
+                let carried = u32::try_from(observations.len()).expect("at most 100");
+                CheckPacket::from_parts(PacketParts {
+                    execution_id,
+                    iteration,
+                    output_text,
+                    output_truncated,
+                    observations,
+                    observed_tool_calls: carried + omitted,
+                    observations_truncated: omitted > 0,
+                    task_state,
+                })
+                .expect("within the packet's bounds")
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The packed entry point sees exactly the packet the standard export
+    /// sees (up to 100 observations of any text), and both see the host's:
+    /// compared field by field when the echo fits in the answer, and as the
+    /// echo's digest otherwise.
+    #[test]
+    fn the_packed_entry_point_sees_the_standard_packet(packet in arb_packet()) {
+        let (tenant, _) = ready_tenant("echo");
+        let [(packed, _), (standard, _)] = echo_verifiers();
+        let via_packed = echoes(&packed, &tenant, &packet);
+        let via_standard = echoes(&standard, &tenant, &packet);
+        prop_assert_eq!(&via_packed, &via_standard);
         let expected = serde_json::to_value(&packet).expect("the packet serializes");
-
-        let key = verifier
-            .progress_key(&tenant, &packet, &CheckContext::new())
-            .result
-            .expect("the progress role answers");
-        let echoed: Value = serde_json::from_str(&key).expect("the echo is JSON");
-        assert_eq!(
-            differences(&expected, &echoed, "packet"),
-            [] as [String; 0],
-            "progress"
-        );
-
-        let verdict = verifier
-            .check(&tenant, &packet, &CheckContext::new())
-            .result
-            .expect("the completion role answers");
-        assert!(!verdict.complete);
-        assert_eq!(verdict.reason.as_deref(), Some("echo"));
-        let feedback = verdict.feedback.expect("the echo");
-        let echoed: Value = serde_json::from_str(&feedback).expect("the echo is JSON");
-        assert_eq!(
-            differences(&expected, &echoed, "packet"),
-            [] as [String; 0],
-            "completion"
-        );
+        for echo in [via_packed.0, via_packed.1] {
+            if !echo.starts_with(ECHO_DIGEST_PREFIX) {
+                let echoed: Value = serde_json::from_str(&echo).expect("the echo is JSON");
+                prop_assert_eq!(differences(&expected, &echoed, "packet"), [] as [String; 0]);
+            }
+        }
     }
 }

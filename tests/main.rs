@@ -10,6 +10,7 @@ mod sandbox_cache_index;
 mod sandbox_hostile;
 mod sandbox_hostile_abi;
 mod sandbox_hostile_calls;
+mod sandbox_hostile_packed;
 mod sandbox_hostile_signals;
 mod sandbox_hostile_start;
 mod sandbox_tiers;

@@ -68,14 +68,21 @@ pub mod core_guest {
         resolve: &wit_parser::Resolve,
         world: wit_parser::WorldId,
     ) -> Vec<u8> {
+        encode_as(core_wat, resolve, world, StringEncoding::UTF8)
+    }
+
+    pub use wit_component::StringEncoding;
+
+    /// [`encode`], with the strings of every function in `encoding`.
+    pub fn encode_as(
+        core_wat: &str,
+        resolve: &wit_parser::Resolve,
+        world: wit_parser::WorldId,
+        encoding: StringEncoding,
+    ) -> Vec<u8> {
         let mut module = wat::parse_str(core_wat).expect("the core module parses");
-        wit_component::embed_component_metadata(
-            &mut module,
-            resolve,
-            world,
-            wit_component::StringEncoding::UTF8,
-        )
-        .expect("metadata embeds");
+        wit_component::embed_component_metadata(&mut module, resolve, world, encoding)
+            .expect("metadata embeds");
         wit_component::ComponentEncoder::default()
             .validate(false)
             .module(&module)
@@ -96,6 +103,20 @@ pub fn host() -> &'static VerifierHost {
     HOST.get_or_init(|| {
         VerifierHost::new(HostConfig {
             cache_dir: Some(cache_dir()),
+            ..HostConfig::default()
+        })
+        .expect("verifier host starts")
+    })
+}
+
+/// A host like [`host`] that calls only the standard exports, never the
+/// packed entry points (`HostConfig::packed_packets` false).
+pub fn standard_host() -> &'static VerifierHost {
+    static HOST: OnceLock<VerifierHost> = OnceLock::new();
+    HOST.get_or_init(|| {
+        VerifierHost::new(HostConfig {
+            cache_dir: Some(cache_dir()),
+            packed_packets: false,
             ..HostConfig::default()
         })
         .expect("verifier host starts")

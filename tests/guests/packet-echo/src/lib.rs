@@ -3,12 +3,16 @@
 //! left out, the task-state payload as a JSON value). The completion role
 //! answers `complete: false` with the echo as feedback; the progress role
 //! returns the echo as the key. `tests/contract.rs` compares it with the
-//! host's packet: policy → WIT → guest SDK, field by field.
+//! host's packet: policy → WIT → guest SDK, field by field. An echo longer
+//! than the answer may carry is replaced by its digest (`sha256:` and the
+//! hex digest of its bytes), so large packets can still be compared between
+//! the standard and the packed entry points.
 
+use sha2::{Digest, Sha256};
 use verdict_guest::serde_json::{Map, Value, json};
 use verdict_guest::{
-    Artifacts, Effect, FailureKind, Observation, Outcome, OutcomeStatus, Packet, ProgressKey,
-    TaskState, Verdict, Verifier,
+    Artifacts, Effect, FailureKind, MAX_FEEDBACK_CHARS, MAX_PROGRESS_KEY_CHARS, Observation,
+    Outcome, OutcomeStatus, Packet, ProgressKey, TaskState, Verdict, Verifier,
 };
 
 /// The reason of every echo verdict.
@@ -20,17 +24,32 @@ pub struct PacketEcho;
 
 impl Verifier for PacketEcho {
     fn check(&self, packet: &Packet, _artifacts: &dyn Artifacts) -> Verdict {
-        Verdict::incomplete(echo(packet)).with_reason(REASON)
+        Verdict::incomplete(fit(echo(packet), MAX_FEEDBACK_CHARS)).with_reason(REASON)
     }
 }
 
 impl ProgressKey for PacketEcho {
     fn progress_key(&self, packet: &Packet, _artifacts: &dyn Artifacts) -> String {
-        echo(packet)
+        fit(echo(packet), MAX_PROGRESS_KEY_CHARS)
     }
 }
 
 verdict_guest::export!(completion: PacketEcho, progress: PacketEcho);
+
+/// The prefix of a digest standing for an echo too long to answer.
+pub const DIGEST_PREFIX: &str = "sha256:";
+
+/// `echo` when it has at most `max_chars` characters, otherwise its digest.
+pub fn fit(echo: String, max_chars: usize) -> String {
+    if echo.chars().count() <= max_chars {
+        echo
+    } else {
+        format!(
+            "{DIGEST_PREFIX}{}",
+            hex::encode(Sha256::digest(echo.as_bytes()))
+        )
+    }
+}
 
 /// The packet as compact JSON. Every struct is destructured whole, so a
 /// field added to the SDK's packet does not compile here until it is echoed.
