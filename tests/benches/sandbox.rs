@@ -3,7 +3,9 @@
 //! `cargo bench -p verdict-tests --bench sandbox`
 //!
 //! (a) fresh-sandbox check (new store + instantiate + call), small and
-//!     maximal packets, with and without the pooling allocator;
+//!     maximal packets, with and without the pooling allocator; with it,
+//!     through the packed entry point (the default) and through the
+//!     standard export, taking turns;
 //! (b) the same check logic as a native Rust closure, direct and with JSON
 //!     in/out (what a JSON plugin ABI pays);
 //! (c) the same logic in a native process spawned per check (this binary,
@@ -140,6 +142,23 @@ fn measure(iters: usize, mut f: impl FnMut() -> Duration) -> Stats {
     stats((0..iters).map(|_| f()).collect())
 }
 
+/// Like [`measure`] for several calls, taking turns (call 1, call 2, …,
+/// call 1, …), so that a change in the machine's load affects them alike.
+fn measure_alternately(iters: usize, calls: &mut [impl FnMut() -> Duration]) -> Vec<Stats> {
+    for _ in 0..iters.div_ceil(10) {
+        calls.iter_mut().for_each(|f| {
+            f();
+        });
+    }
+    let mut samples = vec![Vec::with_capacity(iters); calls.len()];
+    for _ in 0..iters {
+        for (f, samples) in calls.iter_mut().zip(&mut samples) {
+            samples.push(f());
+        }
+    }
+    samples.into_iter().map(stats).collect()
+}
+
 fn stats(mut samples: Vec<Duration>) -> Stats {
     samples.sort();
     if samples.is_empty() {
@@ -192,12 +211,15 @@ fn tenant() -> Tenant {
 }
 
 fn host(pooling: bool, cache: Option<std::path::PathBuf>) -> VerifierHost {
-    VerifierHost::new(HostConfig {
+    host_with(HostConfig {
         pooling,
         cache_dir: cache,
         ..HostConfig::default()
     })
-    .unwrap_or_else(|e| panic!("host: {e}"))
+}
+
+fn host_with(config: HostConfig) -> VerifierHost {
+    VerifierHost::new(config).unwrap_or_else(|e| panic!("host: {e}"))
 }
 
 fn main() {
@@ -211,31 +233,52 @@ fn main() {
     let tenant = tenant();
     let mut rows: Vec<(String, Stats)> = Vec::new();
 
-    // (a) fresh sandbox per check, with the stages of the pooled calls.
-    let mut breakdown: Vec<(&str, Vec<CallStages>)> = Vec::new();
+    // (a) fresh sandbox per check, with the stages of the pooled calls:
+    // with the pooling allocator, the packed entry point (the default) and
+    // the standard export, measured alternately.
+    let mut breakdown: Vec<(String, Vec<CallStages>)> = Vec::new();
     for pooling in [true, false]
         .into_iter()
         .filter(|&pooling| runs("a") || (pooling && runs("a-pooled")))
     {
-        let host = host(pooling, None);
-        let (verifier, _) = host.load_bytes(&wasm).unwrap_or_else(|e| panic!("{e}"));
-        for (name, packet) in [("small", &small), ("max", &large)] {
-            let mut stages = Vec::new();
-            let stats = measure(
-                3000,
-                timed(|| {
-                    let report = verifier.check(&tenant, packet, &CheckContext::new());
-                    assert!(report.result.is_ok_and(|v| v.complete));
-                    stages.push(report.metrics.stages);
+        let alloc = if pooling { "pooling" } else { "on-demand" };
+        let mut entries = vec![("", host(pooling, None))];
+        if pooling {
+            entries.push((
+                ", standard export",
+                host_with(HostConfig {
+                    packed_packets: false,
+                    ..HostConfig::default()
                 }),
-            );
-            let alloc = if pooling { "pooling" } else { "on-demand" };
-            rows.push((
-                format!("(a) wasm, fresh store per check, {alloc}, {name} packet"),
-                stats,
             ));
-            if pooling {
-                breakdown.push((name, stages));
+        }
+        let verifiers: Vec<_> = entries
+            .iter()
+            .map(|(entry, host)| (*entry, verifier_for(host, &wasm)))
+            .collect();
+        for (name, packet) in [("small", &small), ("max", &large)] {
+            let mut stages = vec![Vec::new(); verifiers.len()];
+            let mut calls: Vec<_> = verifiers
+                .iter()
+                .zip(&mut stages)
+                .map(|((_, verifier), stages)| {
+                    timed(|| {
+                        let report = verifier.check(&tenant, packet, &CheckContext::new());
+                        assert!(report.result.is_ok_and(|v| v.complete));
+                        stages.push(report.metrics.stages);
+                    })
+                })
+                .collect();
+            let stats = measure_alternately(3000, &mut calls);
+            drop(calls);
+            for (((entry, _), stats), stages) in verifiers.iter().zip(stats).zip(stages) {
+                rows.push((
+                    format!("(a) wasm, fresh store per check, {alloc}, {name} packet{entry}"),
+                    stats,
+                ));
+                if pooling {
+                    breakdown.push((format!("{name}{entry}"), stages));
+                }
             }
         }
     }
@@ -605,7 +648,7 @@ fn stage_p50(calls: &[CallStages], stage: fn(&CallStages) -> Duration) -> Durati
     stats(calls.iter().map(stage).collect()).p50
 }
 
-fn print_table(rows: &[(String, Stats)], breakdown: &[(&str, Vec<CallStages>)]) {
+fn print_table(rows: &[(String, Stats)], breakdown: &[(String, Vec<CallStages>)]) {
     println!("| measurement | p50 | p99 |");
     println!("|---|---|---|");
     for (name, s) in rows {
@@ -657,6 +700,21 @@ fn print_table(rows: &[(String, Stats)], breakdown: &[(&str, Vec<CallStages>)]) 
             "ratio (c)/(a) max packet p50: {:.0}x",
             c.as_secs_f64() / a.as_secs_f64()
         );
+    }
+    for name in ["small", "max"] {
+        if let (Some(packed), Some(standard)) = (
+            get(&format!(
+                "(a) wasm, fresh store per check, pooling, {name} packet"
+            )),
+            get(&format!(
+                "(a) wasm, fresh store per check, pooling, {name} packet, standard export"
+            )),
+        ) {
+            println!(
+                "ratio standard export/packed entry point, {name} packet p50: {:.2}x",
+                standard.as_secs_f64() / packed.as_secs_f64()
+            );
+        }
     }
     if let (Some(compile), Some(cached)) = (
         get("(d) load: compile"),
