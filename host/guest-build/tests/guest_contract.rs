@@ -1,7 +1,9 @@
 //! Builds every workspace guest and checks the component contract the host
 //! relies on: each is a component, exports exactly the roles its
-//! `verdict_guest::export!` names, and imports only our interfaces plus the
-//! deny-all WASI a std guest needs (except `hostile-forbidden-import`).
+//! `verdict_guest::export!` names (each standard interface with its packed
+//! twin, `verdict:packed`, which imports nothing), and imports only our
+//! interfaces plus the deny-all WASI a std guest needs (except
+//! `hostile-forbidden-import`).
 
 use std::path::Path;
 
@@ -11,6 +13,11 @@ use wasmparser::{Parser, Payload};
 const COMPLETION: &str = "verdict:verifier/completion@0.1.0";
 const PROGRESS: &str = "verdict:verifier/progress@0.1.0";
 const ARTIFACTS: &str = "verdict:verifier/artifacts@0.1.0";
+
+/// The packed twin of a standard role interface.
+fn packed_twin(role: &str) -> String {
+    role.replace("verdict:verifier/", "verdict:packed/")
+}
 
 /// Every guest with the roles it must export and whether it reads artifacts.
 const GUESTS: &[(&str, &[&str], bool)] = &[
@@ -105,7 +112,10 @@ fn guests_export_their_roles_and_import_only_what_the_host_allows() {
 
         let mut exports = found.exports.clone();
         exports.sort();
-        let mut expected: Vec<String> = roles.iter().map(|r| r.to_string()).collect();
+        let mut expected: Vec<String> = roles
+            .iter()
+            .flat_map(|r| [r.to_string(), packed_twin(r)])
+            .collect();
         expected.sort();
         assert_eq!(exports, expected, "{name} exports");
 
