@@ -221,5 +221,6 @@ fn progress_key_and_inspect() {
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(json["kind"], "component");
     assert_eq!(json["roles"], serde_json::json!(["completion"]));
+    assert_eq!(json["packed"], serde_json::json!(["completion"]));
     assert!(json["rejected"].is_null());
 }

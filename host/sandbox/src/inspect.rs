@@ -27,6 +27,10 @@ pub struct Inspection {
     pub exports: Vec<String>,
     /// Verifier roles found among the exports.
     pub roles: Vec<Role>,
+    /// The roles this host calls through their packed entry point
+    /// (`verdict:packed`, exported beside the standard interface; see
+    /// [`HostConfig::packed_packets`](crate::HostConfig::packed_packets)).
+    pub packed: Vec<Role>,
     /// What instantiating it creates (components within the load limits).
     pub footprint: Option<Footprint>,
     /// `None` when this host accepts it and it can instantiate under the
@@ -60,6 +64,7 @@ fn inspect(host: &VerifierHost, bytes: &[u8], limits: &Limits) -> Inspection {
         imports: Vec::new(),
         exports: Vec::new(),
         roles: Vec::new(),
+        packed: Vec::new(),
         footprint: None,
         rejected: None,
     };
@@ -89,7 +94,13 @@ fn inspect(host: &VerifierHost, bytes: &[u8], limits: &Limits) -> Inspection {
                         .collect();
                     out.roles = roles(out.exports.iter().map(String::as_str));
                     LoadedVerifier::prepare(Arc::clone(&shared), component, digest, footprint)
-                        .and_then(|_| footprint.fits(limits, shared.load.max_memories))
+                        .and_then(|verifier| {
+                            out.packed = [Role::Completion, Role::Progress]
+                                .into_iter()
+                                .filter(|role| verifier.calls_packed(*role))
+                                .collect();
+                            footprint.fits(limits, shared.load.max_memories)
+                        })
                         .err()
                 }
             }

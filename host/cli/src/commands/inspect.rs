@@ -29,7 +29,14 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
         let roles: Vec<String> = info
             .roles
             .iter()
-            .map(|r| format!("{r:?}").to_lowercase())
+            .map(|r| {
+                let name = format!("{r:?}").to_lowercase();
+                if info.packed.contains(r) {
+                    format!("{name} (packed entry point)")
+                } else {
+                    name
+                }
+            })
             .collect();
         crate::outln!(
             "roles:   {}",
