@@ -49,6 +49,9 @@ pub mod __private {
 ///
 /// Each type must implement `Default` and the role's trait ([`Verifier`],
 /// [`ProgressKey`]); a fresh value is made per call. Call it once per crate.
+/// Each role is exported twice: as `verdict:verifier/<role>` and as its
+/// packed twin `verdict:packed/<role>` (the same packet, passed in fewer
+/// pieces; the verdict host prefers it), both calling your type.
 /// On non-wasm targets it only checks those bounds.
 #[macro_export]
 macro_rules! export {
