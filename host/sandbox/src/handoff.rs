@@ -12,6 +12,7 @@
 //! soon as its thread runs again, and the store is dropped there.
 
 use crate::exec::{self, Stop};
+use crate::fpenv::WasmFloats;
 use crate::signals::TrapSignals;
 use crate::timer::{SleepUntil, Timers};
 use crate::workers::WORKERS;
@@ -66,8 +67,9 @@ pub(crate) async fn run<T: Send + 'static>(
     cancel: &CancelHandle,
     timers: &Arc<Timers>,
 ) -> Result<T, Stop> {
-    // Whichever thread polls the call, the guest's traps stay deliverable.
-    let mut call = TrapSignals(call);
+    // Whichever thread polls the call, the guest's traps stay deliverable
+    // and its floats are WebAssembly's.
+    let mut call = TrapSignals(WasmFloats(call));
     if let Poll::Ready(out) = poll_fn(|cx| Poll::Ready(Pin::new(&mut call).poll(cx))).await {
         return Ok(out);
     }

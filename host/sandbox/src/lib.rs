@@ -14,6 +14,7 @@ mod convert;
 mod deny;
 mod error;
 mod exec;
+mod fpenv;
 mod fsutil;
 mod handoff;
 mod host;
