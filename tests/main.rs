@@ -10,6 +10,8 @@ mod sandbox_cache_index;
 mod sandbox_hostile;
 mod sandbox_hostile_abi;
 mod sandbox_hostile_calls;
+#[cfg(target_arch = "x86_64")]
+mod sandbox_hostile_fpenv;
 mod sandbox_hostile_packed;
 mod sandbox_hostile_signals;
 mod sandbox_hostile_start;
