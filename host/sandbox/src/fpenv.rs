@@ -12,10 +12,11 @@
 //! Measured: a guest adding a subnormal to itself got 0 from a caller with
 //! FTZ|DAZ set, and answered the opposite verdict.
 //!
-//! [`WasmFloats`] wraps a call: each poll (the only place guest code runs)
-//! sets MXCSR's control bits to the processor's default when they differ
-//! (all exceptions masked, round to nearest, no FTZ or DAZ) and restores
-//! the thread's own value when the poll returns. A thread already in the
+//! [`WasmFloats`] is held for each poll of a call (the only place guest
+//! code runs; see [`crate::handoff`]): it sets MXCSR's control bits to the
+//! processor's default when they differ (all exceptions masked, round to
+//! nearest, no FTZ or DAZ) and restores the thread's own value when the
+//! poll returns. A thread already in the
 //! default environment pays one `stmxcsr` per poll.
 //!
 //! Like the crate's other `unsafe` (wasmtime's component traits, loading
@@ -27,25 +28,8 @@
 //! Other architectures are left as they are (on AArch64 the equivalent is
 //! FPCR's FZ and RMode bits); this host is built and tested on x86-64.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-/// A future polled in WebAssembly's floating-point environment (see the
-/// module docs).
-pub(crate) struct WasmFloats<F>(pub(crate) F);
-
-impl<F: Future + Unpin> Future for WasmFloats<F> {
-    type Output = F::Output;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let _default = DefaultEnv::enter();
-        Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-/// The default environment on this thread until dropped.
-struct DefaultEnv {
+/// WebAssembly's floating-point environment on this thread until dropped.
+pub(crate) struct WasmFloats {
     /// The thread's own MXCSR, when it was not the default.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     restore: Option<u32>,
@@ -91,9 +75,9 @@ mod mxcsr {
     }
 }
 
-impl DefaultEnv {
+impl WasmFloats {
     #[cfg(target_arch = "x86_64")]
-    fn enter() -> Self {
+    pub(crate) fn enter() -> Self {
         let before = mxcsr::read();
         if before & mxcsr::CONTROL == mxcsr::DEFAULT {
             return Self { restore: None };
@@ -105,12 +89,12 @@ impl DefaultEnv {
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    fn enter() -> Self {
+    pub(crate) fn enter() -> Self {
         Self { restore: None }
     }
 }
 
-impl Drop for DefaultEnv {
+impl Drop for WasmFloats {
     fn drop(&mut self) {
         #[cfg(target_arch = "x86_64")]
         if let Some(before) = self.restore.take() {
@@ -131,10 +115,10 @@ mod tests {
     fn a_poll_runs_in_the_default_environment_and_restores_the_callers() {
         let seen = std::thread::spawn(|| {
             mxcsr::write(HOSTILE);
-            let during = crate::exec::block_on(
-                WasmFloats(Box::pin(async { mxcsr::read() & mxcsr::CONTROL })),
-                None,
-            );
+            let during = {
+                let _floats = WasmFloats::enter();
+                mxcsr::read() & mxcsr::CONTROL
+            };
             let after = mxcsr::read() & mxcsr::CONTROL;
             mxcsr::write(mxcsr::DEFAULT);
             (during, after)
@@ -152,8 +136,10 @@ mod tests {
         let seen = std::thread::spawn(|| {
             let control = || mxcsr::read() & mxcsr::CONTROL;
             let before = control();
-            let during =
-                crate::exec::block_on(WasmFloats(Box::pin(async move { control() })), None);
+            let during = {
+                let _floats = WasmFloats::enter();
+                control()
+            };
             (before, during, control())
         })
         .join();

@@ -19,7 +19,7 @@ use crate::workers::WORKERS;
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 use verdict_policy::CancelHandle;
 
@@ -59,6 +59,22 @@ impl<T> Slot<T> {
     }
 }
 
+/// A call whose every poll, on whichever thread, runs in the thread state
+/// guest code needs: its trap signals deliverable ([`TrapSignals`]) and
+/// WebAssembly's floating-point environment ([`WasmFloats`]), the thread's
+/// own restored when the poll returns.
+struct GuestPolls<F>(F);
+
+impl<F: Future + Unpin> Future for GuestPolls<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _signals = TrapSignals::enter();
+        let _floats = WasmFloats::enter();
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
 /// Runs `call` to its output, unless `deadline` passes or `cancel` fires
 /// first while it runs on a thread of its own (see the module docs).
 pub(crate) async fn run<T: Send + 'static>(
@@ -67,9 +83,7 @@ pub(crate) async fn run<T: Send + 'static>(
     cancel: &CancelHandle,
     timers: &Arc<Timers>,
 ) -> Result<T, Stop> {
-    // Whichever thread polls the call, the guest's traps stay deliverable
-    // and its floats are WebAssembly's.
-    let mut call = TrapSignals(WasmFloats(call));
+    let mut call = GuestPolls(call);
     if let Poll::Ready(out) = poll_fn(|cx| Poll::Ready(Pin::new(&mut call).poll(cx))).await {
         return Ok(out);
     }

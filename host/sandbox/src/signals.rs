@@ -9,15 +9,13 @@
 //! `sigwait`), and a thread a call moves to inherits its creator's mask; so a
 //! guest's `unreachable` on such a thread would take the whole host down.
 //!
-//! [`TrapSignals`] wraps a call: each poll (the only place guest code runs)
-//! unblocks these four signals on the polling thread and, when any of them
-//! was blocked, restores the thread's mask when the poll returns. A
-//! thread whose mask is the default pays one `pthread_sigmask` per poll.
+//! [`TrapSignals`] is held for each poll of a call (the only place guest
+//! code runs; see [`crate::handoff`]): it unblocks these four signals on the
+//! polling thread and, when any of them was blocked, restores the thread's
+//! mask when the poll returns. A thread whose mask is the default pays one
+//! `pthread_sigmask` per poll.
 
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 /// The signals wasmtime's trap handlers need.
 const TRAP_SIGNALS: [Signal; 4] = [
@@ -27,26 +25,14 @@ const TRAP_SIGNALS: [Signal; 4] = [
     Signal::SIGFPE,
 ];
 
-/// A future polled with the trap signals unblocked (see the module docs).
-pub(crate) struct TrapSignals<F>(pub(crate) F);
-
-impl<F: Future + Unpin> Future for TrapSignals<F> {
-    type Output = F::Output;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let _unblocked = Unblocked::new();
-        Pin::new(&mut self.0).poll(cx)
-    }
-}
-
 /// The trap signals unblocked on this thread until dropped.
-struct Unblocked {
+pub(crate) struct TrapSignals {
     /// The thread's mask before, when it blocked any trap signal.
     restore: Option<SigSet>,
 }
 
-impl Unblocked {
-    fn new() -> Self {
+impl TrapSignals {
+    pub(crate) fn enter() -> Self {
         let traps: SigSet = TRAP_SIGNALS.into_iter().collect();
         let mut before = SigSet::empty();
         match pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&traps), Some(&mut before)) {
@@ -64,7 +50,7 @@ impl Unblocked {
     }
 }
 
-impl Drop for Unblocked {
+impl Drop for TrapSignals {
     fn drop(&mut self) {
         if let Some(before) = self.restore.take()
             && let Err(e) = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&before), None)
@@ -84,13 +70,16 @@ mod tests {
         now
     }
 
-    /// While a poll runs the trap signals are unblocked; afterwards the
+    /// While held the trap signals are unblocked; afterwards the
     /// thread's own mask (everything blocked) is back.
     #[test]
     fn a_poll_unblocks_the_trap_signals_and_restores_the_mask() {
         let seen = std::thread::spawn(|| {
             assert!(pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), None).is_ok());
-            let during = crate::exec::block_on(TrapSignals(Box::pin(async { mask() })), None);
+            let during = {
+                let _unblocked = TrapSignals::enter();
+                mask()
+            };
             (during, mask())
         })
         .join();
