@@ -54,103 +54,6 @@ fn len32(text: &str) -> wasmtime::Result<u32> {
     Ok(u32::try_from(text.len())?)
 }
 
-/// The packet as the owned packed record: the flat fallback, and the
-/// reference the tests compare the view with.
-pub(crate) fn owned(p: &CheckPacket) -> wasmtime::Result<packed::Packet> {
-    let entries = p
-        .observations
-        .iter()
-        .map(|obs| {
-            let outcome = match &obs.outcome {
-                None => None,
-                Some(o) => Some(packed::Outcome {
-                    status: enum_at(convert::status(o.status) as u8)?,
-                    failure: match o.failure {
-                        Some(kind) => Some(enum_at(convert::failure(kind) as u8)?),
-                        None => None,
-                    },
-                    executed: o.executed,
-                    result_fingerprint_len: o
-                        .result_fingerprint
-                        .as_deref()
-                        .map(len32)
-                        .transpose()?,
-                }),
-            };
-            Ok(packed::Observation {
-                tool_name_len: len32(&obs.tool_name)?,
-                call_id_len: len32(&obs.call_id)?,
-                effect: enum_at(convert::effect(obs.effect) as u8)?,
-                outcome,
-            })
-        })
-        .collect::<wasmtime::Result<_>>()?;
-    Ok(packed::Packet {
-        execution_id: p.execution_id.clone(),
-        iteration: p.iteration,
-        output_text: p.output_text.clone(),
-        output_truncated: p.output_truncated,
-        observations: packed::Observations {
-            text: text(&p.observations),
-            entries,
-        },
-        observed_tool_calls: p.observed_tool_calls,
-        observations_truncated: p.observations_truncated,
-        task_state: convert::task_state(p.task_state.as_ref()).map(|s| packed::TaskState {
-            host_scope: s.host_scope,
-            revision: s.revision,
-            generation: s.generation,
-            payload_json: s.payload_json,
-        }),
-    })
-}
-
-/// The packed enum with case index `index` (the packed enums have the
-/// standard ones' cases, in their order), through its canonical lifting.
-fn enum_at<E: PackedEnum>(index: u8) -> wasmtime::Result<E> {
-    E::from_index(index).ok_or_else(|| wasmtime::format_err!("no case {index}"))
-}
-
-/// A packed enum built from its case index.
-trait PackedEnum: Sized {
-    fn from_index(index: u8) -> Option<Self>;
-}
-
-impl PackedEnum for packed::Effect {
-    fn from_index(index: u8) -> Option<Self> {
-        [Self::Read, Self::Write, Self::Unknown]
-            .get(usize::from(index))
-            .copied()
-    }
-}
-
-impl PackedEnum for packed::OutcomeStatus {
-    fn from_index(index: u8) -> Option<Self> {
-        [
-            Self::Succeeded,
-            Self::Failed,
-            Self::NotStarted,
-            Self::Unknown,
-        ]
-        .get(usize::from(index))
-        .copied()
-    }
-}
-
-impl PackedEnum for packed::FailureKind {
-    fn from_index(index: u8) -> Option<Self> {
-        [
-            Self::Permission,
-            Self::Arguments,
-            Self::Execution,
-            Self::Timeout,
-            Self::Cancelled,
-        ]
-        .get(usize::from(index))
-        .copied()
-    }
-}
-
 // SAFETY: writes the layout of `packed::Packet` (see `view_of!`): the
 // fields in WIT order at the offsets the record's ABI gives, each with the
 // lowering of its own WIT type; the observations record as below.
@@ -158,11 +61,15 @@ impl PackedEnum for packed::FailureKind {
 unsafe impl Lower for PackedView<'_> {
     fn linear_lower_to_flat<T>(
         &self,
-        cx: &mut LowerContext<'_, T>,
-        ty: InterfaceType,
-        dst: &mut MaybeUninit<Self::Lower>,
+        _cx: &mut LowerContext<'_, T>,
+        _ty: InterfaceType,
+        _dst: &mut MaybeUninit<Self::Lower>,
     ) -> wasmtime::Result<()> {
-        owned(self.0)?.linear_lower_to_flat(cx, ty, dst)
+        // The packed packet flattens to more than the canonical ABI's 16
+        // parameters (asserted below), so it is always passed in memory.
+        Err(wasmtime::format_err!(
+            "the packed packet is passed in memory, never flat"
+        ))
     }
 
     fn linear_lower_to_memory<T>(
@@ -335,32 +242,62 @@ mod tests {
         assert_eq!(<packed::Observation as ComponentType>::ABI.size32, 28);
     }
 
-    /// The packed enums' case indices are the standard ones'.
+    /// The packed enums' case indices are the standard ones' (the view
+    /// writes the standard discriminants into packed records).
     #[test]
     fn packed_enums_have_the_standard_case_order() {
         use crate::bindings::v0_1::wit;
-        for e in [wit::Effect::Read, wit::Effect::Write, wit::Effect::Unknown] {
-            let p: packed::Effect = enum_at(e as u8).expect("a case");
-            assert_eq!(format!("{p:?}"), format!("{e:?}"));
-        }
-        for s in [
-            wit::OutcomeStatus::Succeeded,
-            wit::OutcomeStatus::Failed,
-            wit::OutcomeStatus::NotStarted,
-            wit::OutcomeStatus::Unknown,
-        ] {
-            let p: packed::OutcomeStatus = enum_at(s as u8).expect("a case");
-            assert_eq!(format!("{p:?}"), format!("{s:?}"));
-        }
-        for k in [
-            wit::FailureKind::Permission,
-            wit::FailureKind::Arguments,
-            wit::FailureKind::Execution,
-            wit::FailureKind::Timeout,
-            wit::FailureKind::Cancelled,
-        ] {
-            let p: packed::FailureKind = enum_at(k as u8).expect("a case");
-            assert_eq!(format!("{p:?}"), format!("{k:?}"));
-        }
+        assert_eq!(
+            [
+                packed::Effect::Read,
+                packed::Effect::Write,
+                packed::Effect::Unknown
+            ]
+            .map(|e| e as u8),
+            [wit::Effect::Read, wit::Effect::Write, wit::Effect::Unknown].map(|e| e as u8),
+        );
+        assert_eq!(
+            [
+                packed::OutcomeStatus::Succeeded,
+                packed::OutcomeStatus::Failed,
+                packed::OutcomeStatus::NotStarted,
+                packed::OutcomeStatus::Unknown,
+            ]
+            .map(|s| s as u8),
+            [
+                wit::OutcomeStatus::Succeeded,
+                wit::OutcomeStatus::Failed,
+                wit::OutcomeStatus::NotStarted,
+                wit::OutcomeStatus::Unknown,
+            ]
+            .map(|s| s as u8),
+        );
+        assert_eq!(
+            [
+                packed::FailureKind::Permission,
+                packed::FailureKind::Arguments,
+                packed::FailureKind::Execution,
+                packed::FailureKind::Timeout,
+                packed::FailureKind::Cancelled,
+            ]
+            .map(|k| k as u8),
+            [
+                wit::FailureKind::Permission,
+                wit::FailureKind::Arguments,
+                wit::FailureKind::Execution,
+                wit::FailureKind::Timeout,
+                wit::FailureKind::Cancelled,
+            ]
+            .map(|k| k as u8),
+        );
+    }
+
+    /// The packet flattens to more than 16 core values, so wasmtime always
+    /// lowers it into memory and never asks for the flat form.
+    #[test]
+    fn the_packed_packet_is_passed_in_memory() {
+        let flat = std::mem::size_of::<<packed::Packet as ComponentType>::Lower>()
+            / std::mem::size_of::<wasmtime::ValRaw>();
+        assert!(flat > 16, "{flat} flat values");
     }
 }
