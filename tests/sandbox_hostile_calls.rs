@@ -368,3 +368,68 @@ fn the_caller_returns_at_the_deadline_while_the_guests_thread_is_stuck() {
     let _ = release.send(());
     assert_good_verifier_still_works();
 }
+
+/// The calling thread's id and its scheduler slice as the kernel shows it
+/// (`se.slice` in `/proc/thread-self/sched`; `None` on a kernel without it).
+fn this_thread() -> (String, Option<u64>) {
+    let link = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
+    let tid = link
+        .file_name()
+        .map(|t| t.to_string_lossy().into_owned())
+        .expect("a thread id");
+    (tid.clone(), slice_of(&tid))
+}
+
+fn slice_of(tid: &str) -> Option<u64> {
+    let sched = std::fs::read_to_string(format!("/proc/self/task/{tid}/sched")).ok()?;
+    let line = sched.lines().find(|l| l.starts_with("se.slice"))?;
+    line.rsplit(':').next()?.trim().parse().ok()
+}
+
+/// Whether this kernel takes a slice request from a normal thread (6.12+).
+fn custom_slices() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release
+        .split(['.', '-'])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) >= (6, 12)
+}
+
+#[test]
+fn a_blocking_caller_waits_with_the_shortest_slice_then_gets_its_own_back() {
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let verifier = load(guests::HOSTILE_SPIN);
+    let caller = std::thread::spawn(move || {
+        let (tid, before) = this_thread();
+        let _ = tid_tx.send(tid);
+        let outcome = verifier.check(
+            &tenant_with(deadline(500)),
+            &read_packet(),
+            &CheckContext::new(),
+        );
+        (outcome.result, before, this_thread().1)
+    });
+    let tid = tid_rx.recv_timeout(Duration::from_secs(60)).expect("tid");
+    // Read the caller's slice while it waits for the spinning guest.
+    let mut during = Vec::new();
+    while !caller.is_finished() {
+        if let Some(slice) = slice_of(&tid).filter(|s| !during.contains(s)) {
+            during.push(slice);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (result, before, after) = caller.join().expect("the caller thread");
+    assert_eq!(result, Err(CheckError::Timeout { limit_ms: 500 }));
+    assert_eq!(after, before, "the caller's own slice, restored");
+    if let (Some(before), true) = (before, custom_slices()) {
+        assert!(
+            before > 100_000,
+            "a default slice longer than 0.1 ms: {before}"
+        );
+        assert!(
+            during.contains(&100_000),
+            "the waiting caller asked for a 0.1 ms slice; slices seen: {during:?}"
+        );
+    }
+}

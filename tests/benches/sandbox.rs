@@ -458,13 +458,31 @@ fn overshoot_rows(
         overshoot(),
     ));
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    rows.push((
-        format!(
-            "(e) overshoot past a 10 ms deadline, spinning guest, {} busy threads on {cores} cores",
-            2 * cores
-        ),
-        oversubscribed(2 * cores, overshoot),
-    ));
+    // The same with the caller's thread left as it is while it waits (no
+    // short slice, no small timer slack): what `prompt_wakeups` buys,
+    // alternated with the default under the same load.
+    let plain = VerifierHost::new(HostConfig {
+        prompt_wakeups: false,
+        ..HostConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("host: {e}"));
+    let plain_spin = plain
+        .load_file(guests::HOSTILE_SPIN)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let overshoot_by = |v| move || overshoot_of(v);
+    let both = oversubscribed(2 * cores, || {
+        measure_alternately(200, &mut [overshoot_by(&spin), overshoot_by(&plain_spin)])
+    });
+    let names = [
+        "(e) overshoot past a 10 ms deadline, spinning guest",
+        "(e) the same, prompt wake-ups off (the waiting caller keeps its slice)",
+    ];
+    for (name, stats) in names.into_iter().zip(both) {
+        rows.push((
+            format!("{name}, {} busy threads on {cores} cores", 2 * cores),
+            stats,
+        ));
+    }
     // The same from a real-time caller (SCHED_FIFO, where this process may
     // make one): the kernel wakes it at its deadline, preempting the busy
     // threads and the spinning guest's worker (which runs at the normal

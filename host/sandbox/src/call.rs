@@ -129,6 +129,8 @@ pub(crate) struct Call<A> {
     pub(crate) fuel: u64,
     pub(crate) wall_clock_ms: u64,
     pub(crate) progress: Arc<Progress>,
+    /// Ask for prompt wake-ups while a blocking caller waits.
+    pub(crate) prompt_wakeups: bool,
 }
 
 impl<A: Send + 'static> Call<A> {
@@ -160,10 +162,14 @@ impl<A: Send + 'static> Call<A> {
     }
 
     /// [`Call::finish`] on the calling thread, which sleeps until the
-    /// report, the deadline or cancellation.
+    /// report, the deadline or cancellation (asking to be woken promptly,
+    /// unless the host was told not to).
     pub(crate) fn blocking(self) -> CallReport<A> {
-        let deadline = self.deadline;
-        exec::block_on(self.finish(), Some(deadline))
+        let wait = exec::Wait {
+            until: self.deadline,
+            promptly: self.prompt_wakeups,
+        };
+        exec::block_on_until(self.finish(), wait)
     }
 }
 

@@ -12,6 +12,7 @@
 //! readable for the call's metrics.
 
 use crate::timer::{SleepUntil, Timers};
+use crate::wakeup::PromptWake;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::sync::Arc;
@@ -88,17 +89,47 @@ thread_local! {
 /// runtime and works from any thread, including one that is driving an
 /// async runtime (which it then blocks, as any blocking call does).
 pub(crate) fn block_on<F: Future>(future: F, wake_by: Option<Instant>) -> F::Output {
+    drive(
+        future,
+        wake_by.map(|until| Wait {
+            until,
+            promptly: false,
+        }),
+    )
+}
+
+/// How a blocking caller waits for its call.
+pub(crate) struct Wait {
+    /// It is polled again at this instant at the latest.
+    pub(crate) until: Instant,
+    /// It asks to be woken promptly while it sleeps ([`PromptWake`]).
+    pub(crate) promptly: bool,
+}
+
+/// [`block_on`] for a caller waiting as `wait` says.
+pub(crate) fn block_on_until<F: Future>(future: F, wait: Wait) -> F::Output {
+    drive(future, Some(wait))
+}
+
+fn drive<F: Future>(future: F, wait: Option<Wait>) -> F::Output {
     let mut future = pin!(future);
+    let mut prompt = None;
     WAKER.with(|waker| {
         let mut cx = Context::from_waker(waker);
         loop {
             if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
                 return out;
             }
-            match wake_by.map(|at| at.saturating_duration_since(Instant::now())) {
-                None => std::thread::park(),
-                Some(left) if left.is_zero() => {}
-                Some(left) => std::thread::park_timeout(left),
+            let Some(wait) = &wait else {
+                std::thread::park();
+                continue;
+            };
+            let left = wait.until.saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                if wait.promptly && prompt.is_none() {
+                    prompt = Some(PromptWake::enter());
+                }
+                std::thread::park_timeout(left);
             }
         }
     })

@@ -34,6 +34,7 @@ mod tenant;
 mod ticker;
 mod timer;
 mod verifier;
+mod wakeup;
 mod workers;
 
 pub use artifacts::{

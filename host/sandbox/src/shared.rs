@@ -24,6 +24,8 @@ pub(crate) struct Shared {
     pub(crate) cache: Option<CompileCache>,
     /// Call packed entry points when a verifier exports them.
     pub(crate) packed_packets: bool,
+    /// A blocking caller asks for prompt wake-ups while it waits.
+    pub(crate) prompt_wakeups: bool,
     /// Held for its drop: the ticker stops with the last verifier.
     pub(crate) _ticker: Ticker,
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use wasmtime::EngineWeak;
 
 use crate::timer::Timers;
+use crate::wakeup::PromptWake;
 
 /// Owns the ticker thread; stops and joins it on drop.
 #[derive(Debug)]
@@ -33,7 +34,10 @@ impl Ticker {
         let thread = std::thread::Builder::new()
             .name("verdict-epoch".into())
             .spawn(move || {
-                exact_sleeps();
+                // Its sleeps end at their instant and it runs then, also
+                // when every core is busy: every deadline interrupt and
+                // wake-up it serves is only as prompt as it is.
+                let _prompt = PromptWake::enter();
                 // Ticks at fixed instants (no drift from the work between
                 // sleeps); wakes earlier for a wake-up due before the tick.
                 let mut next_tick = Instant::now() + period;
@@ -65,18 +69,6 @@ impl Ticker {
             stop,
             thread: Some(thread),
         })
-    }
-}
-
-/// Asks the kernel to end this thread's sleeps at their instant. A thread
-/// inherits its creator's timer slack (how late the kernel may end a sleep
-/// to batch wake-ups: 50 µs by default, whatever a service sets, e.g.
-/// systemd's `TimerSlackNSec=`); at tens of milliseconds it would make
-/// every tick, and so every deadline interrupt and guest wake-up, that late.
-/// 1 ns is the smallest value (0 would restore the inherited default).
-fn exact_sleeps() {
-    if let Err(e) = nix::sys::prctl::set_timerslack(1) {
-        tracing::warn!(error = %e, "the epoch ticker keeps its inherited timer slack");
     }
 }
 

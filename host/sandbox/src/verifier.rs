@@ -353,6 +353,7 @@ impl LoadedVerifier {
             fuel: limits.fuel,
             wall_clock_ms,
             progress,
+            prompt_wakeups: self.shared.prompt_wakeups,
         })
     }
 }
