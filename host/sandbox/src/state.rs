@@ -46,7 +46,11 @@ pub(crate) struct StageMarks {
 
 /// Everything a store needs for one call.
 pub(crate) struct CallState {
-    wasi: WasiCtx,
+    /// Deny-all WASI (see `crate::deny`), built when the guest first calls
+    /// a WASI function (most checks never do; building one costs a few
+    /// random-number generators). The clocks are the call's virtual clocks
+    /// (`clock`), linked separately.
+    wasi: Option<WasiCtx>,
     http: DenyHttp,
     table: ResourceTable,
     pub(crate) limiter: CallLimiter,
@@ -85,11 +89,8 @@ impl CallState {
         progress: Arc<Progress>,
     ) -> Self {
         let stderr = TailPipe::new(STDERR_TAIL_BYTES);
-        // Deny-all WASI (see `crate::deny`). The clocks are the call's
-        // virtual clocks (`clock`), linked separately.
-        let wasi = crate::deny::wasi_ctx(stderr.clone());
         Self {
-            wasi,
+            wasi: None,
             http: DenyHttp::new(),
             table: ResourceTable::new(),
             limiter: CallLimiter::new(
@@ -208,7 +209,9 @@ impl CallState {
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
-            ctx: &mut self.wasi,
+            ctx: self
+                .wasi
+                .get_or_insert_with(|| crate::deny::wasi_ctx(self.stderr.clone())),
             table: &mut self.table,
         }
     }
