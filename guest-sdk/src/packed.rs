@@ -5,11 +5,13 @@
 //!
 //! A host passes its packet this way when the component exports the packed
 //! entry points beside the standard ones (the guest SDK always does): the
-//! guest then receives a few large allocations instead of one per string.
+//! guest then receives a few large allocations instead of one per string,
+//! and the observations' strings borrow the one that holds them all.
 //! Plain Rust, so it is tested natively; the component glue converts the
 //! WIT records into [`PackedEntry`] values and calls [`unpack`].
 
 use crate::packet::{Effect, FailureKind, Observation, Outcome, OutcomeStatus};
+use std::borrow::Cow;
 
 /// One packed observation: its strings' lengths in bytes, and the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,11 +63,11 @@ pub enum Malformed {
     },
 }
 
-/// The observations `entries` describe, their strings cut from `text`.
+/// The observations `entries` describe, their strings borrowed from `text`.
 pub fn unpack(
     text: &str,
     entries: impl IntoIterator<Item = PackedEntry>,
-) -> Result<Vec<Observation>, Malformed> {
+) -> Result<Vec<Observation<'_>>, Malformed> {
     let entries = entries.into_iter();
     let mut observations = Vec::with_capacity(entries.size_hint().0);
     let mut at = 0usize;
@@ -78,7 +80,7 @@ pub fn unpack(
             match piece {
                 Some((len, piece)) => {
                     at += len;
-                    Ok(piece.to_owned())
+                    Ok(Cow::Borrowed(piece))
                 }
                 None => Err(Malformed::Piece {
                     index,
@@ -120,7 +122,7 @@ mod tests {
     use super::*;
 
     /// Packs observations the way the host does (the inverse of [`unpack`]).
-    fn pack(observations: &[Observation]) -> (String, Vec<PackedEntry>) {
+    fn pack(observations: &[Observation<'_>]) -> (String, Vec<PackedEntry>) {
         let mut text = String::new();
         let len = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
         let entries = observations
@@ -150,7 +152,7 @@ mod tests {
         (text, entries)
     }
 
-    fn sample() -> Vec<Observation> {
+    fn sample() -> Vec<Observation<'static>> {
         vec![
             Observation::new("read_file", "call-1", Effect::Read)
                 .with_outcome(Outcome::succeeded().with_fingerprint("ab12")),
@@ -165,7 +167,18 @@ mod tests {
         let observations = sample();
         let (text, entries) = pack(&observations);
         assert_eq!(text, "read_filecall-1ab12写c😀");
-        assert_eq!(unpack(&text, entries), Ok(observations));
+        let unpacked = unpack(&text, entries);
+        assert_eq!(unpacked, Ok(observations));
+        // Every string is a piece of the text, not a copy.
+        let borrowed = |s: &Cow<'_, str>| matches!(s, Cow::Borrowed(_));
+        assert!(unpacked.iter().flatten().all(|o| {
+            borrowed(&o.tool_name)
+                && borrowed(&o.call_id)
+                && o.outcome
+                    .as_ref()
+                    .and_then(|o| o.result_fingerprint.as_ref())
+                    .is_none_or(borrowed)
+        }));
         assert_eq!(unpack("", []), Ok(Vec::new()));
     }
 

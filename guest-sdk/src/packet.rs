@@ -1,6 +1,15 @@
 //! The check packet a verifier receives: host-owned evidence about one
 //! managed execution, mirroring `verdict:verifier/types` in
 //! `wit/verdict-verifier@0.1.0/verifier.wit`, and the host's bounds on it.
+//!
+//! An observation's strings are [`Cow`]s: in a call through the packed
+//! entry point (the default with a verdict host) they borrow the one
+//! string the host passed all of them in, so a full packet costs the guest
+//! no allocation per string (a third of a 100-observation check was the
+//! guest's allocator). They compare with `&str` and `String` as they are,
+//! and dereference to `&str` (`&*observation.call_id`).
+
+use std::borrow::Cow;
 
 /// The host cuts the candidate output to this many characters (Unicode
 /// scalar values) and sets [`Packet::output_truncated`].
@@ -52,7 +61,7 @@ pub enum FailureKind {
 
 /// Outcome metadata: never error text, raw arguments or result bodies.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub struct Outcome<'a> {
     /// The outcome status.
     pub status: OutcomeStatus,
     /// Set when `status` is [`OutcomeStatus::Failed`].
@@ -60,10 +69,10 @@ pub struct Outcome {
     /// True when the tool actually ran (an execution receipt exists).
     pub executed: bool,
     /// Lowercase hex SHA-256 of the canonical JSON result, when known.
-    pub result_fingerprint: Option<String>,
+    pub result_fingerprint: Option<Cow<'a, str>>,
 }
 
-impl Outcome {
+impl<'a> Outcome<'a> {
     /// A successful, executed call.
     pub fn succeeded() -> Self {
         Self {
@@ -96,28 +105,42 @@ impl Outcome {
     }
 
     /// Sets the result fingerprint.
-    pub fn with_fingerprint(mut self, fingerprint: impl Into<String>) -> Self {
+    pub fn with_fingerprint(mut self, fingerprint: impl Into<Cow<'a, str>>) -> Self {
         self.result_fingerprint = Some(fingerprint.into());
         self
+    }
+
+    /// The same outcome owning its fingerprint.
+    pub fn into_owned(self) -> Outcome<'static> {
+        Outcome {
+            status: self.status,
+            failure: self.failure,
+            executed: self.executed,
+            result_fingerprint: self.result_fingerprint.map(owned),
+        }
     }
 }
 
 /// One actual tool execution observed by the policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Observation {
+pub struct Observation<'a> {
     /// The registered tool name.
-    pub tool_name: String,
+    pub tool_name: Cow<'a, str>,
     /// The call id the model or framework assigned.
-    pub call_id: String,
+    pub call_id: Cow<'a, str>,
     /// The effect the tool declared.
     pub effect: Effect,
     /// Absent when no authentic outcome was recorded.
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<Outcome<'a>>,
 }
 
-impl Observation {
+impl<'a> Observation<'a> {
     /// An observation with no recorded outcome yet.
-    pub fn new(tool_name: impl Into<String>, call_id: impl Into<String>, effect: Effect) -> Self {
+    pub fn new(
+        tool_name: impl Into<Cow<'a, str>>,
+        call_id: impl Into<Cow<'a, str>>,
+        effect: Effect,
+    ) -> Self {
         Self {
             tool_name: tool_name.into(),
             call_id: call_id.into(),
@@ -127,7 +150,7 @@ impl Observation {
     }
 
     /// Sets the recorded outcome.
-    pub fn with_outcome(mut self, outcome: Outcome) -> Self {
+    pub fn with_outcome(mut self, outcome: Outcome<'a>) -> Self {
         self.outcome = Some(outcome);
         self
     }
@@ -148,6 +171,20 @@ impl Observation {
             .as_ref()
             .is_some_and(|outcome| outcome.executed)
     }
+
+    /// The same observation owning its strings (to keep it past the call).
+    pub fn into_owned(self) -> Observation<'static> {
+        Observation {
+            tool_name: owned(self.tool_name),
+            call_id: owned(self.call_id),
+            effect: self.effect,
+            outcome: self.outcome.map(Outcome::into_owned),
+        }
+    }
+}
+
+fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
 }
 
 /// The bounded built-in task-state snapshot.
@@ -172,7 +209,7 @@ impl TaskState {
 
 /// The detached check packet (at most [`MAX_PACKET_BYTES`] serialized).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Packet {
+pub struct Packet<'a> {
     /// The managed execution this check belongs to.
     pub execution_id: String,
     /// Main-loop iteration count at the check.
@@ -183,7 +220,7 @@ pub struct Packet {
     /// True when the host cut `output_text` to its bound.
     pub output_truncated: bool,
     /// The last (at most [`MAX_OBSERVATIONS`]) observations, oldest first.
-    pub observations: Vec<Observation>,
+    pub observations: Vec<Observation<'a>>,
     /// All observations in this execution, including omitted ones.
     pub observed_tool_calls: u32,
     /// True when older observations were omitted.
@@ -192,7 +229,7 @@ pub struct Packet {
     pub task_state: Option<TaskState>,
 }
 
-impl Packet {
+impl<'a> Packet<'a> {
     /// An empty packet for `execution_id` (useful in tests).
     pub fn new(execution_id: impl Into<String>) -> Self {
         Self {
@@ -208,7 +245,7 @@ impl Packet {
     }
 
     /// Appends an observation and counts it in `observed_tool_calls`.
-    pub fn with_observation(mut self, observation: Observation) -> Self {
+    pub fn with_observation(mut self, observation: Observation<'a>) -> Self {
         self.observations.push(observation);
         self.observed_tool_calls = self.observed_tool_calls.saturating_add(1);
         self
@@ -221,14 +258,17 @@ impl Packet {
     }
 
     /// Observations of the tool named `tool`, oldest first.
-    pub fn observations_of<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a Observation> {
+    pub fn observations_of<'s>(
+        &'s self,
+        tool: &'s str,
+    ) -> impl Iterator<Item = &'s Observation<'a>> {
         self.observations
             .iter()
             .filter(move |observation| observation.tool_name == tool)
     }
 
     /// The most recent observation of `tool`.
-    pub fn last_of(&self, tool: &str) -> Option<&Observation> {
+    pub fn last_of(&self, tool: &str) -> Option<&Observation<'a>> {
         self.observations
             .iter()
             .rev()
@@ -241,23 +281,41 @@ impl Packet {
     }
 
     /// Calls with the given declared effect, oldest first.
-    pub fn with_effect(&self, effect: Effect) -> impl Iterator<Item = &Observation> {
+    pub fn with_effect(&self, effect: Effect) -> impl Iterator<Item = &Observation<'a>> {
         self.observations
             .iter()
             .filter(move |observation| observation.effect == effect)
     }
 
     /// Write-effect calls that succeeded and actually executed, oldest first.
-    pub fn executed_writes(&self) -> impl Iterator<Item = &Observation> {
+    pub fn executed_writes(&self) -> impl Iterator<Item = &Observation<'a>> {
         self.with_effect(Effect::Write)
             .filter(|observation| observation.succeeded() && observation.executed())
     }
 
     /// The observation with call id `call_id`.
-    pub fn call(&self, call_id: &str) -> Option<&Observation> {
+    pub fn call(&self, call_id: &str) -> Option<&Observation<'a>> {
         self.observations
             .iter()
             .find(|observation| observation.call_id == call_id)
+    }
+
+    /// The same packet owning all of its strings (to keep it past the call).
+    pub fn into_owned(self) -> Packet<'static> {
+        Packet {
+            execution_id: self.execution_id,
+            iteration: self.iteration,
+            output_text: self.output_text,
+            output_truncated: self.output_truncated,
+            observations: self
+                .observations
+                .into_iter()
+                .map(Observation::into_owned)
+                .collect(),
+            observed_tool_calls: self.observed_tool_calls,
+            observations_truncated: self.observations_truncated,
+            task_state: self.task_state,
+        }
     }
 }
 
@@ -265,7 +323,7 @@ impl Packet {
 mod tests {
     use super::*;
 
-    fn sample() -> Packet {
+    fn sample() -> Packet<'static> {
         Packet::new("exec-1")
             .with_observation(
                 Observation::new("read_artifact", "c1", Effect::Read)
@@ -294,13 +352,10 @@ mod tests {
     fn last_of_and_call_find_observations() {
         let packet = sample();
         assert_eq!(
-            packet.last_of("read_artifact").map(|o| o.call_id.as_str()),
+            packet.last_of("read_artifact").map(|o| &*o.call_id),
             Some("c2")
         );
-        assert_eq!(
-            packet.call("c3").map(|o| o.tool_name.as_str()),
-            Some("write_file")
-        );
+        assert_eq!(packet.call("c3").map(|o| &*o.tool_name), Some("write_file"));
         assert!(packet.call("c9").is_none());
         assert_eq!(packet.observed_tool_calls, 4);
     }
@@ -308,12 +363,30 @@ mod tests {
     #[test]
     fn executed_writes_skip_calls_without_success() {
         let packet = sample();
-        let ids: Vec<_> = packet
-            .executed_writes()
-            .map(|o| o.call_id.as_str())
-            .collect();
+        let ids: Vec<_> = packet.executed_writes().map(|o| &*o.call_id).collect();
         assert_eq!(ids, ["c4"]);
         assert_eq!(packet.with_effect(Effect::Write).count(), 2);
+    }
+
+    #[test]
+    fn a_borrowing_packet_outlives_its_text_once_owned() {
+        let owned = {
+            let text = String::from("read_artifactc1");
+            let packet = Packet::new("exec").with_observation(
+                Observation::new(&text[..13], &text[13..], Effect::Read)
+                    .with_outcome(Outcome::succeeded().with_fingerprint(&text[13..])),
+            );
+            assert!(matches!(packet.observations[0].tool_name, Cow::Borrowed(_)));
+            packet.into_owned()
+        };
+        assert!(owned.succeeded("read_artifact"));
+        assert_eq!(owned.call("c1").map(|o| o.executed()), Some(true));
+        assert!(matches!(owned.observations[0].call_id, Cow::Owned(_)));
+        let fingerprint = owned.observations[0]
+            .outcome
+            .as_ref()
+            .and_then(|o| o.result_fingerprint.as_deref());
+        assert_eq!(fingerprint, Some("c1"));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::verdict::Verdict;
 /// implement `Default` (a fresh value is made for every call).
 pub trait Verifier {
     /// Decides from the packet and the tenant's artifacts.
-    fn check(&self, packet: &Packet, artifacts: &dyn Artifacts) -> Verdict;
+    fn check(&self, packet: &Packet<'_>, artifacts: &dyn Artifacts) -> Verdict;
 }
 
 /// A progress checker: samples a host state/version string after tool batches.
@@ -21,5 +21,5 @@ pub trait Verifier {
 /// batches suggests no progress.
 pub trait ProgressKey {
     /// Returns the current progress key.
-    fn progress_key(&self, packet: &Packet, artifacts: &dyn Artifacts) -> String;
+    fn progress_key(&self, packet: &Packet<'_>, artifacts: &dyn Artifacts) -> String;
 }

@@ -92,7 +92,7 @@ pub fn run_progress_key<P: ProgressKey + Default>(packet: WitPacket) -> String {
 
 /// Runs a completion verifier on a packed packet.
 pub fn run_check_packed<V: Verifier + Default>(packet: PackedPacket) -> PackedVerdict {
-    let verdict = V::default().check(&unpacked(packet), &HostArtifacts);
+    let verdict = unpacked(packet, |packet| V::default().check(packet, &HostArtifacts));
     PackedVerdict {
         complete: verdict.complete,
         reason: verdict.reason,
@@ -102,17 +102,20 @@ pub fn run_check_packed<V: Verifier + Default>(packet: PackedPacket) -> PackedVe
 
 /// Runs a progress verifier on a packed packet.
 pub fn run_progress_key_packed<P: ProgressKey + Default>(packet: PackedProgressPacket) -> String {
-    P::default().progress_key(&unpacked_for_progress(packet), &HostArtifacts)
+    unpacked_for_progress(packet, |packet| {
+        P::default().progress_key(packet, &HostArtifacts)
+    })
 }
 
-/// The SDK packet a packed one stands for, for each packed interface's own
-/// (identical) generated types. A host that breaks the packed format
+/// Calls `f` with the SDK packet a packed one stands for (its observations
+/// borrowing the packed text), for each packed interface's own (identical)
+/// generated types. A host that breaks the packed format
 /// (lengths that do not cut the text into its pieces) makes the call trap
 /// with the reason on stderr: no verdict is made from a packet that is not
 /// the host's.
 macro_rules! unpacked_from {
     ($name:ident, $packed:ident) => {
-        fn $name(packet: $packed::Packet) -> Packet {
+        fn $name<R>(packet: $packed::Packet, f: impl FnOnce(&Packet<'_>) -> R) -> R {
             let entries = packet.observations.entries.iter().map(|e| PackedEntry {
                 tool_name_len: e.tool_name_len,
                 call_id_len: e.call_id_len,
@@ -143,7 +146,7 @@ macro_rules! unpacked_from {
                 Ok(observations) => observations,
                 Err(malformed) => panic!("the host sent a malformed packed packet: {malformed}"),
             };
-            Packet {
+            f(&Packet {
                 execution_id: packet.execution_id,
                 iteration: packet.iteration,
                 output_text: packet.output_text,
@@ -157,7 +160,7 @@ macro_rules! unpacked_from {
                     generation: state.generation,
                     payload_json: state.payload_json,
                 }),
-            }
+            })
         }
     };
 }
@@ -196,7 +199,7 @@ impl From<wit_artifacts::ArtifactError> for ArtifactError {
     }
 }
 
-impl From<WitPacket> for Packet {
+impl From<WitPacket> for Packet<'static> {
     fn from(packet: WitPacket) -> Self {
         Self {
             execution_id: packet.execution_id,
@@ -216,11 +219,11 @@ impl From<WitPacket> for Packet {
     }
 }
 
-impl From<wit::Observation> for Observation {
+impl From<wit::Observation> for Observation<'static> {
     fn from(observation: wit::Observation) -> Self {
         Self {
-            tool_name: observation.tool_name,
-            call_id: observation.call_id,
+            tool_name: observation.tool_name.into(),
+            call_id: observation.call_id.into(),
             effect: match observation.effect {
                 wit::Effect::Read => Effect::Read,
                 wit::Effect::Write => Effect::Write,
@@ -231,7 +234,7 @@ impl From<wit::Observation> for Observation {
     }
 }
 
-impl From<wit::Outcome> for Outcome {
+impl From<wit::Outcome> for Outcome<'static> {
     fn from(outcome: wit::Outcome) -> Self {
         Self {
             status: match outcome.status {
@@ -248,7 +251,7 @@ impl From<wit::Outcome> for Outcome {
                 wit::FailureKind::Cancelled => FailureKind::Cancelled,
             }),
             executed: outcome.executed,
-            result_fingerprint: outcome.result_fingerprint,
+            result_fingerprint: outcome.result_fingerprint.map(Into::into),
         }
     }
 }

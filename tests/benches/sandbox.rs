@@ -68,9 +68,10 @@ fn oversubscribed<T>(n: usize, f: impl FnOnce() -> T) -> T {
 }
 const A42: &[u8] = br#"{"id":"A42","ready":true}"#;
 
-/// The host packet as the guest SDK's packet: what a native adapter of the
-/// same verifier source does before calling it.
-fn sdk_packet(p: &CheckPacket) -> verdict_guest::Packet {
+/// The host packet as the guest SDK's packet (its observations' strings
+/// borrowed): what a native adapter of the same verifier source does before
+/// calling it.
+fn sdk_packet(p: &CheckPacket) -> verdict_guest::Packet<'_> {
     use verdict_guest::{Effect as E, Observation as O, Outcome as X, OutcomeStatus as S};
     let mut packet = verdict_guest::Packet::new(p.execution_id.clone());
     packet.iteration = p.iteration;
@@ -87,7 +88,7 @@ fn sdk_packet(p: &CheckPacket) -> verdict_guest::Packet {
                 verdict_policy::Effect::Write => E::Write,
                 verdict_policy::Effect::Unknown => E::Unknown,
             };
-            let mut obs = O::new(o.tool_name.clone(), o.call_id.clone(), effect);
+            let mut obs = O::new(o.tool_name.as_str(), o.call_id.as_str(), effect);
             obs.outcome = o.outcome.as_ref().map(|x| X {
                 status: match x.status {
                     OutcomeStatus::Succeeded => S::Succeeded,
@@ -97,7 +98,7 @@ fn sdk_packet(p: &CheckPacket) -> verdict_guest::Packet {
                 },
                 failure: None,
                 executed: x.executed,
-                result_fingerprint: x.result_fingerprint.clone(),
+                result_fingerprint: x.result_fingerprint.as_deref().map(Into::into),
             });
             obs
         })

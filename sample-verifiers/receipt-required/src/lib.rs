@@ -76,7 +76,7 @@ mod tests {
     use super::*;
     use verdict_guest::{Effect, FailureKind, MemoryArtifacts, Observation, Outcome};
 
-    fn write(call_id: &str, outcome: Outcome) -> Observation {
+    fn write<'a>(call_id: &'a str, outcome: Outcome<'a>) -> Observation<'a> {
         Observation::new("write_file", call_id, Effect::Write).with_outcome(outcome)
     }
 

@@ -28,12 +28,12 @@ pub const PANIC: &str = "flooded stderr";
 #[derive(Debug, Default)]
 pub struct HostCalls;
 
-fn command(packet: &Packet) -> (&str, u64) {
+fn command<'p>(packet: &'p Packet<'_>) -> (&'p str, u64) {
     let (name, args) = command_args(packet);
     (name, args[0])
 }
 
-fn command_args(packet: &Packet) -> (&str, [u64; 2]) {
+fn command_args<'p>(packet: &'p Packet<'_>) -> (&'p str, [u64; 2]) {
     let mut words = packet.output_text.split_whitespace();
     let name = words.next().unwrap_or("");
     let mut arg = || words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
