@@ -165,11 +165,8 @@ impl<A: Send + 'static> Call<A> {
     /// report, the deadline or cancellation (asking to be woken promptly,
     /// unless the host was told not to).
     pub(crate) fn blocking(self) -> CallReport<A> {
-        let wait = exec::Wait {
-            until: self.deadline,
-            promptly: self.prompt_wakeups,
-        };
-        exec::block_on_until(self.finish(), wait)
+        let (deadline, promptly) = (self.deadline, self.prompt_wakeups);
+        exec::block_on_waiting(self.finish(), Some(deadline), promptly)
     }
 }
 

@@ -89,29 +89,16 @@ thread_local! {
 /// runtime and works from any thread, including one that is driving an
 /// async runtime (which it then blocks, as any blocking call does).
 pub(crate) fn block_on<F: Future>(future: F, wake_by: Option<Instant>) -> F::Output {
-    drive(
-        future,
-        wake_by.map(|until| Wait {
-            until,
-            promptly: false,
-        }),
-    )
+    block_on_waiting(future, wake_by, false)
 }
 
-/// How a blocking caller waits for its call.
-pub(crate) struct Wait {
-    /// It is polled again at this instant at the latest.
-    pub(crate) until: Instant,
-    /// It asks to be woken promptly while it sleeps ([`PromptWake`]).
-    pub(crate) promptly: bool,
-}
-
-/// [`block_on`] for a caller waiting as `wait` says.
-pub(crate) fn block_on_until<F: Future>(future: F, wait: Wait) -> F::Output {
-    drive(future, Some(wait))
-}
-
-fn drive<F: Future>(future: F, wait: Option<Wait>) -> F::Output {
+/// [`block_on`]; with `promptly`, a thread waiting for `wake_by` asks to be
+/// woken promptly while it sleeps ([`PromptWake`]).
+pub(crate) fn block_on_waiting<F: Future>(
+    future: F,
+    wake_by: Option<Instant>,
+    promptly: bool,
+) -> F::Output {
     let mut future = pin!(future);
     let mut prompt = None;
     WAKER.with(|waker| {
@@ -120,16 +107,15 @@ fn drive<F: Future>(future: F, wait: Option<Wait>) -> F::Output {
             if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
                 return out;
             }
-            let Some(wait) = &wait else {
-                std::thread::park();
-                continue;
-            };
-            let left = wait.until.saturating_duration_since(Instant::now());
-            if !left.is_zero() {
-                if wait.promptly && prompt.is_none() {
-                    prompt = Some(PromptWake::enter());
+            match wake_by.map(|at| at.saturating_duration_since(Instant::now())) {
+                None => std::thread::park(),
+                Some(left) if left.is_zero() => {}
+                Some(left) => {
+                    if promptly && prompt.is_none() {
+                        prompt = Some(PromptWake::enter());
+                    }
+                    std::thread::park_timeout(left);
                 }
-                std::thread::park_timeout(left);
             }
         }
     })
