@@ -1,7 +1,9 @@
-//! `load_file` through the compile cache's digest index: an unchanged file
-//! loads again as the same verifier; a changed file (new contents, however
-//! quickly rewritten) is read, hashed and admitted again; a damaged or
-//! missing index or cache entry costs a recompile, never a wrong verifier.
+//! Loads through the compile cache's digest index: an unchanged file loads
+//! again as the same verifier; a changed file (new contents, however
+//! quickly rewritten) is read, hashed and admitted again; bytes loaded
+//! before are found by their BLAKE3 hash, under the limits they were
+//! admitted with; a damaged or missing index or cache entry costs a
+//! recompile, never a wrong verifier.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use sha2::{Digest, Sha256};
@@ -89,6 +91,67 @@ fn damaged_index_and_cache_entries_cost_a_recompile_only() {
     );
 }
 
+/// `load_bytes` records what it established (digest, census) under the
+/// bytes' BLAKE3 hash; a later host loading the same bytes takes it from
+/// there, and a host with stricter limits admits the bytes again.
+#[test]
+fn bytes_loaded_before_are_found_by_their_hash_under_the_same_limits() {
+    let cache = tempfile::tempdir().unwrap();
+    let ours = std::fs::read(guests::ARTIFACT_READY).unwrap();
+    let theirs = std::fs::read(guests::RECEIPT_REQUIRED).unwrap();
+    host(cache.path()).load_bytes(&ours).unwrap();
+    host(cache.path()).load_bytes(&theirs).unwrap();
+    let entries = || -> Vec<_> {
+        walk(&cache.path().join("index"))
+            .into_iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("b3-"))
+            })
+            .collect()
+    };
+    assert_eq!(entries().len(), 2, "one entry per component's bytes");
+    let (verifier, source) = host(cache.path()).load_bytes(&ours).unwrap();
+    assert_eq!(source, verdict_sandbox::LoadSource::Cache);
+    assert_eq!(verifier.digest(), sha256(guests::ARTIFACT_READY));
+    // What a new host reports comes from the entry (rewritten here to say
+    // the other component's digest and census), not from hashing again.
+    let text = |bytes: &[u8]| {
+        let digest = hex::encode(Sha256::digest(bytes));
+        entries()
+            .into_iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .find(|t| t.starts_with(&digest))
+            .unwrap()
+    };
+    let (our_text, their_text) = (text(&ours), text(&theirs));
+    for entry in entries() {
+        if std::fs::read_to_string(&entry).unwrap() == our_text {
+            replace(&entry, their_text.as_bytes());
+        }
+    }
+    let (verifier, _) = host(cache.path()).load_bytes(&ours).unwrap();
+    assert_eq!(verifier.digest(), sha256(guests::RECEIPT_REQUIRED));
+    // Stricter limits than those the entry was recorded under: admitted
+    // again, and refused.
+    let strict = VerifierHost::new(HostConfig {
+        cache_dir: Some(cache.path().to_owned()),
+        load: verdict_sandbox::LoadLimits {
+            max_functions: 10,
+            ..verdict_sandbox::LoadLimits::default()
+        },
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let refused = strict.load_bytes(&ours).err().map(|e| e.to_string());
+    assert!(
+        refused
+            .as_deref()
+            .is_some_and(|e| e.contains("max_functions")),
+        "{refused:?}"
+    );
+}
+
 /// The index entry and the `.sum` file are read once per host: a repeated
 /// load of an unchanged file checks identities only. What is remembered is
 /// keyed by identity, so a replaced file or cache entry is not mistaken for
@@ -107,7 +170,11 @@ fn a_host_reads_the_small_cache_files_once_and_keys_them_by_identity() {
         .into_iter()
         .filter(|p| p.extension().is_none_or(|e| e == "sum"))
         .collect();
-    assert_eq!(small.len(), 2, "an index entry and a .sum: {small:?}");
+    assert_eq!(
+        small.len(),
+        3,
+        "index entries for the file and its bytes, and a .sum: {small:?}"
+    );
     for file in &small {
         std::fs::remove_file(file).unwrap();
     }

@@ -33,16 +33,11 @@
 //! for: it is created private (0700) and only this host writes into it, by
 //! write-then-rename.
 //!
-//! # Digest index
-//!
-//! [`DigestIndex`] remembers, per file identity, the SHA-256 and the
-//! [`Footprint`] of a component file already admitted, so that loading an
-//! unchanged file again neither hashes nor parses its bytes (for a 12 MB
-//! component that is most of a cached load).
-//!
-//! Both small files (an index entry, a `.sum`) are read once per process:
-//! what they say is keyed by a file identity, so it stays true while that
-//! identity holds, and a load repeating them only checks the identities.
+//! A `.sum` file is read once per process: what it says is keyed by the
+//! entry file's identity, so it stays true while that identity holds, and a
+//! load repeating it only checks the identity. (What a cached load needs
+//! before it gets here, the component's digest, comes from the digest
+//! index: see `index.rs`.)
 //!
 //! # What a cached load costs
 //!
@@ -58,8 +53,7 @@
 //! lower needs a host that shares one loaded component between loads of
 //! the same digest, not a faster cache.
 
-use crate::census::Footprint;
-use crate::limits::LoadLimits;
+use crate::fsutil::FileIdentity;
 use crate::memo::Remembered;
 use std::hash::{Hash, Hasher};
 use std::io;
@@ -70,7 +64,7 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// Creates `dir` (and its parents) private to the user.
-fn create_private(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_private(dir: &Path) -> io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -83,7 +77,7 @@ fn create_private(dir: &Path) -> io::Result<()> {
 
 /// Writes `parts` to `dir/name` atomically: a unique temporary file, then
 /// a rename (readers see the old file or the whole new one).
-fn write_atomic(dir: &Path, name: &str, parts: &[&[u8]]) -> io::Result<()> {
+pub(crate) fn write_atomic(dir: &Path, name: &str, parts: &[&[u8]]) -> io::Result<()> {
     // Unique per process and call, so concurrent stores never share a file.
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let seq = SEQ.fetch_add(1, Ordering::Relaxed);
@@ -251,120 +245,4 @@ fn read_sum(path: &Path) -> Option<(u128, Option<FileIdentity>)> {
     let words: Vec<u64> = fields.map_while(|w| w.parse().ok()).collect();
     let id = <[u64; 7]>::try_from(words).ok().map(FileIdentity);
     Some((sum, id))
-}
-
-/// What identifies one version of a file's contents: device, inode, size,
-/// modification and status-change times (nanoseconds). Any write changes
-/// the status-change time, which a user cannot set back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileIdentity([u64; 7]);
-
-impl FileIdentity {
-    /// The identity of the regular file at `path` (symlinks followed);
-    /// `None` for anything else, or where the platform gives no inode.
-    pub(crate) fn of(path: &Path) -> Option<Self> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let m = std::fs::metadata(path).ok()?;
-            if !m.is_file() {
-                return None;
-            }
-            let signed = |v: i64| v as u64;
-            Some(Self([
-                m.dev(),
-                m.ino(),
-                m.size(),
-                signed(m.mtime()),
-                signed(m.mtime_nsec()),
-                signed(m.ctime()),
-                signed(m.ctime_nsec()),
-            ]))
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = path;
-            None
-        }
-    }
-}
-
-/// Digests and footprints of admitted component files, by file identity and
-/// load limits, one small file each under `base/index/`.
-#[derive(Debug)]
-pub(crate) struct DigestIndex {
-    dir: PathBuf,
-    /// Entries this process read or wrote, by file name.
-    known: Remembered<String, (String, Footprint)>,
-}
-
-impl DigestIndex {
-    /// Uses `base/index/`, creating it.
-    pub(crate) fn open(base: &Path) -> io::Result<Self> {
-        let dir = base.join("index");
-        create_private(&dir)?;
-        Ok(Self {
-            dir,
-            known: Remembered::default(),
-        })
-    }
-
-    /// The entry's file name: the file identity and the limits it was
-    /// admitted under (stricter limits admit it again), hashed.
-    fn name(id: &FileIdentity, limits: &LoadLimits) -> String {
-        let key = format!("{:?}|{limits:?}", id.0);
-        format!("{:032x}", XxHash3_128::oneshot(key.as_bytes()))
-    }
-
-    /// The digest and footprint recorded for `id` under `limits`.
-    pub(crate) fn get(
-        &self,
-        id: &FileIdentity,
-        limits: &LoadLimits,
-    ) -> Option<(String, Footprint)> {
-        let name = Self::name(id, limits);
-        if let Some(known) = self.known.get(&name) {
-            return Some(known);
-        }
-        let entry = Self::read(&self.dir.join(&name))?;
-        self.known.put(name, entry.clone());
-        Some(entry)
-    }
-
-    /// An index entry file: the digest and the footprint.
-    fn read(path: &Path) -> Option<(String, Footprint)> {
-        let text = std::fs::read_to_string(path).ok()?;
-        let mut fields = text.split_ascii_whitespace();
-        let digest = fields.next()?;
-        if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        let mut number = || fields.next()?.parse::<u64>().ok();
-        let small = |n: u64| u32::try_from(n).ok();
-        let footprint = Footprint {
-            core_instances: small(number()?)?,
-            memories: small(number()?)?,
-            tables: small(number()?)?,
-            code_bytes: number()?,
-        };
-        Some((digest.to_owned(), footprint))
-    }
-
-    /// Records `digest` and `footprint` for `id` under `limits`.
-    pub(crate) fn put(
-        &self,
-        id: &FileIdentity,
-        limits: &LoadLimits,
-        digest: &str,
-        footprint: &Footprint,
-    ) -> io::Result<()> {
-        let text = format!(
-            "{digest} {} {} {} {}\n",
-            footprint.core_instances, footprint.memories, footprint.tables, footprint.code_bytes
-        );
-        let name = Self::name(id, limits);
-        write_atomic(&self.dir, &name, &[text.as_bytes()])?;
-        self.known.put(name, (digest.to_owned(), *footprint));
-        Ok(())
-    }
 }

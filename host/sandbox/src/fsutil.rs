@@ -66,3 +66,39 @@ pub(crate) fn is_not_openable(err: &io::Error) -> bool {
         false
     }
 }
+
+/// What identifies one version of a file's contents: device, inode, size,
+/// modification and status-change times (nanoseconds). Any write changes
+/// the status-change time, which a user cannot set back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileIdentity(pub(crate) [u64; 7]);
+
+impl FileIdentity {
+    /// The identity of the regular file at `path` (symlinks followed);
+    /// `None` for anything else, or where the platform gives no inode.
+    pub(crate) fn of(path: &std::path::Path) -> Option<Self> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata(path).ok()?;
+            if !m.is_file() {
+                return None;
+            }
+            let signed = |v: i64| v as u64;
+            Some(Self([
+                m.dev(),
+                m.ino(),
+                m.size(),
+                signed(m.mtime()),
+                signed(m.mtime_nsec()),
+                signed(m.ctime()),
+                signed(m.ctime_nsec()),
+            ]))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            None
+        }
+    }
+}

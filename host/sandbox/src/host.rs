@@ -13,10 +13,12 @@
 //! bounded load). Both tiers meter fuel and stop at epochs the same way
 //! (`tests/sandbox_tiers.rs` runs the hostile guests under each).
 
-use crate::cache::{CompileCache, DigestIndex, FileIdentity};
+use crate::cache::CompileCache;
 use crate::census::{self, Footprint};
 use crate::component::{self, WasmKind};
 use crate::error::LoadError;
+use crate::fsutil::FileIdentity;
+use crate::index::{DigestIndex, IndexKey};
 use crate::limits::LoadLimits;
 use crate::linker;
 use crate::memo::Remembered;
@@ -245,40 +247,74 @@ impl VerifierHost {
     /// With a cache directory, a file loaded before and unchanged since
     /// (same device, inode, size, modification and status-change times)
     /// is neither read nor hashed again: its digest and census come from
-    /// the cache's index, its code from the compile cache.
+    /// the cache's index, its code from the compile cache. Other files are
+    /// read and loaded as [`VerifierHost::load_bytes`] loads their bytes.
     pub fn load_file(&self, path: impl AsRef<Path>) -> Result<LoadedVerifier, LoadError> {
         let path = path.as_ref();
         let identity = self.index.as_ref().and(FileIdentity::of(path));
-        if let Some(verifier) = identity.and_then(|id| self.load_known(&id)) {
+        if let Some((verifier, _)) = identity.and_then(|id| self.load_known(&IndexKey::File(id))) {
             return Ok(verifier);
         }
         let bytes = read_component(path, self.shared.load.max_component_bytes)?;
-        let (verifier, _, footprint) = self.load_admitted(&bytes)?;
+        let (verifier, _, footprint) = self.load_indexed(&bytes)?;
         // Recorded only when the file did not change while it was read.
-        if let (Some(index), Some(id)) = (&self.index, identity)
+        if let Some(id) = identity
             && FileIdentity::of(path) == Some(id)
-            && let Err(err) = index.put(&id, &self.shared.load, verifier.digest(), &footprint)
         {
-            tracing::warn!(error = %err.kind(), "cannot write the compile cache index");
+            self.record(&IndexKey::File(id), &verifier, &footprint);
         }
         Ok(verifier)
     }
 
-    /// The verifier for a file already admitted under these load limits,
-    /// if its compiled code is in the cache.
-    fn load_known(&self, id: &FileIdentity) -> Option<LoadedVerifier> {
-        let (digest, footprint) = self.index.as_ref()?.get(id, &self.shared.load)?;
+    /// The verifier (and its footprint) for a component already admitted
+    /// under these load limits and recorded under `key`, if its compiled
+    /// code is in the cache.
+    fn load_known(&self, key: &IndexKey) -> Option<(LoadedVerifier, Footprint)> {
+        let (digest, footprint) = self.index.as_ref()?.get(key, &self.shared.load)?;
         let shared = self.shared_for(&footprint).ok()?;
         let component = shared.cache.as_ref()?.load(&shared.engine, &digest)?;
-        LoadedVerifier::prepare(shared, component, digest, footprint).ok()
+        let verifier = LoadedVerifier::prepare(shared, component, digest, footprint).ok()?;
+        Some((verifier, footprint))
+    }
+
+    /// Records in the index (if any) what admitting `verifier` found.
+    fn record(&self, key: &IndexKey, verifier: &LoadedVerifier, footprint: &Footprint) {
+        if let Some(index) = &self.index
+            && let Err(err) = index.put(key, &self.shared.load, verifier.digest(), footprint)
+        {
+            tracing::warn!(error = %err.kind(), "cannot write the compile cache index");
+        }
     }
 
     /// Loads a verifier from component bytes; says whether the compile cache
     /// was used. The component is checked (kind, [`LoadLimits`], imports,
     /// exports) and prepared once; every call then instantiates it in a
     /// fresh store.
+    ///
+    /// With a cache directory, bytes loaded before (by this process or
+    /// another) are found by their BLAKE3 hash in the cache's index: their
+    /// SHA-256 digest and census are not computed again.
     pub fn load_bytes(&self, bytes: &[u8]) -> Result<(LoadedVerifier, LoadSource), LoadError> {
-        self.load_admitted(bytes).map(|(v, source, _)| (v, source))
+        self.load_indexed(bytes).map(|(v, source, _)| (v, source))
+    }
+
+    /// [`VerifierHost::load_bytes`], with the footprint.
+    fn load_indexed(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(LoadedVerifier, LoadSource, Footprint), LoadError> {
+        if self.index.is_none() {
+            return self.load_admitted(bytes);
+        }
+        // Refused before hashing: whatever needs no census.
+        precheck(bytes, &self.shared.load)?;
+        let key = IndexKey::content(bytes);
+        if let Some((verifier, footprint)) = self.load_known(&key) {
+            return Ok((verifier, LoadSource::Cache, footprint));
+        }
+        let (verifier, source, footprint) = self.load_admitted(bytes)?;
+        self.record(&key, &verifier, &footprint);
+        Ok((verifier, source, footprint))
     }
 
     fn load_admitted(

@@ -19,6 +19,7 @@ mod fsutil;
 mod handoff;
 mod host;
 mod imports;
+mod index;
 mod inspect;
 mod limiter;
 mod limits;
