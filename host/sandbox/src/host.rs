@@ -191,9 +191,9 @@ impl VerifierHost {
         let shared = Arc::new(start_tier(&config, first)?);
         let winch = (first == Tier::Winch).then(|| Arc::clone(&shared));
         let index = match &config.cache_dir {
-            Some(dir) => Some(Arc::new(DigestIndex::open(dir).map_err(|e| {
-                LoadError::Io(format!("cannot open the compile cache: {}", e.kind()))
-            })?)),
+            Some(dir) => Some(Arc::new(DigestIndex::open(dir, &config.load).map_err(
+                |e| LoadError::Io(format!("cannot open the compile cache: {}", e.kind())),
+            )?)),
             None => None,
         };
         Ok(Self {
@@ -270,7 +270,7 @@ impl VerifierHost {
     /// under these load limits and recorded under `key`, if its compiled
     /// code is in the cache.
     fn load_known(&self, key: &IndexKey) -> Option<(LoadedVerifier, Footprint)> {
-        let (digest, footprint) = self.index.as_ref()?.get(key, &self.shared.load)?;
+        let (digest, footprint) = self.index.as_ref()?.get(key)?;
         let shared = self.shared_for(&footprint).ok()?;
         let component = shared.cache.as_ref()?.load(&shared.engine, &digest)?;
         let verifier = LoadedVerifier::prepare(shared, component, digest, footprint).ok()?;
@@ -280,7 +280,7 @@ impl VerifierHost {
     /// Records in the index (if any) what admitting `verifier` found.
     fn record(&self, key: &IndexKey, verifier: &LoadedVerifier, footprint: &Footprint) {
         if let Some(index) = &self.index
-            && let Err(err) = index.put(key, &self.shared.load, verifier.digest(), footprint)
+            && let Err(err) = index.put(key, verifier.digest(), footprint)
         {
             tracing::warn!(error = %err.kind(), "cannot write the compile cache index");
         }
@@ -303,11 +303,11 @@ impl VerifierHost {
         &self,
         bytes: &[u8],
     ) -> Result<(LoadedVerifier, LoadSource, Footprint), LoadError> {
+        // Refused before hashing: whatever needs no census.
+        precheck(bytes, &self.shared.load)?;
         if self.index.is_none() {
             return self.load_admitted(bytes);
         }
-        // Refused before hashing: whatever needs no census.
-        precheck(bytes, &self.shared.load)?;
         let key = IndexKey::content(bytes);
         if let Some((verifier, footprint)) = self.load_known(&key) {
             return Ok((verifier, LoadSource::Cache, footprint));
@@ -317,12 +317,12 @@ impl VerifierHost {
         Ok((verifier, source, footprint))
     }
 
+    /// Loads prechecked `bytes`: digest, census (once per digest), code,
+    /// preparation.
     fn load_admitted(
         &self,
         bytes: &[u8],
     ) -> Result<(LoadedVerifier, LoadSource, Footprint), LoadError> {
-        // Refused before hashing: whatever needs no census.
-        precheck(bytes, &self.shared.load)?;
         let digest = hex::encode(Sha256::digest(bytes));
         let footprint = match self.admitted.get(&digest) {
             Some(footprint) => footprint,

@@ -46,47 +46,63 @@ impl IndexKey {
     }
 
     /// The entry's file name under `limits`.
-    fn name(&self, limits: &LoadLimits) -> String {
+    fn name(&self, limits: &Limits) -> String {
         match self {
             // The identity and the limits, hashed (the form earlier
             // versions wrote, so their entries still count).
             Self::File(id) => {
-                let key = format!("{:?}|{limits:?}", id.0);
+                let key = format!("{:?}|{}", id.0, limits.text);
                 format!("{:032x}", XxHash3_128::oneshot(key.as_bytes()))
             }
             // The hash itself, so that the name is as collision resistant as
             // the key; the limits (this host's own settings) hashed beside.
-            Self::Content(hash) => {
-                let limits = XxHash3_128::oneshot(format!("{limits:?}").as_bytes());
-                format!("b3-{}-{limits:032x}", hash.to_hex())
-            }
+            Self::Content(hash) => format!("b3-{}-{:032x}", hash.to_hex(), limits.hash),
         }
     }
 }
 
-/// Digests and footprints of admitted components, by [`IndexKey`] and load
-/// limits.
+/// The load limits an index's entries are recorded under, as their names
+/// spell them (worked out once per index).
+#[derive(Debug)]
+struct Limits {
+    text: String,
+    hash: u128,
+}
+
+impl Limits {
+    fn of(limits: &LoadLimits) -> Self {
+        let text = format!("{limits:?}");
+        let hash = XxHash3_128::oneshot(text.as_bytes());
+        Self { text, hash }
+    }
+}
+
+/// Digests and footprints of components admitted under one host's load
+/// limits, by [`IndexKey`].
 #[derive(Debug)]
 pub(crate) struct DigestIndex {
     dir: PathBuf,
+    limits: Limits,
     /// Entries this process read or wrote, by file name.
     known: Remembered<String, (String, Footprint)>,
 }
 
 impl DigestIndex {
-    /// Uses `base/index/`, creating it.
-    pub(crate) fn open(base: &Path) -> io::Result<Self> {
+    /// Uses `base/index/`, creating it, for components admitted under
+    /// `limits`.
+    pub(crate) fn open(base: &Path, limits: &LoadLimits) -> io::Result<Self> {
         let dir = base.join("index");
         create_private(&dir)?;
         Ok(Self {
             dir,
+            limits: Limits::of(limits),
             known: Remembered::default(),
         })
     }
 
-    /// The digest and footprint recorded for `key` under `limits`.
-    pub(crate) fn get(&self, key: &IndexKey, limits: &LoadLimits) -> Option<(String, Footprint)> {
-        let name = key.name(limits);
+    /// The digest and footprint recorded for `key`.
+    pub(crate) fn get(&self, key: &IndexKey) -> Option<(String, Footprint)> {
+        let name = key.name(&self.limits);
         if let Some(known) = self.known.get(&name) {
             return Some(known);
         }
@@ -95,11 +111,10 @@ impl DigestIndex {
         Some(entry)
     }
 
-    /// Records `digest` and `footprint` for `key` under `limits`.
+    /// Records `digest` and `footprint` for `key`.
     pub(crate) fn put(
         &self,
         key: &IndexKey,
-        limits: &LoadLimits,
         digest: &str,
         footprint: &Footprint,
     ) -> io::Result<()> {
@@ -107,7 +122,7 @@ impl DigestIndex {
             "{digest} {} {} {} {}\n",
             footprint.core_instances, footprint.memories, footprint.tables, footprint.code_bytes
         );
-        let name = key.name(limits);
+        let name = key.name(&self.limits);
         write_atomic(&self.dir, &name, &[text.as_bytes()])?;
         self.known.put(name, (digest.to_owned(), *footprint));
         Ok(())
@@ -149,24 +164,22 @@ mod tests {
     #[test]
     fn content_entries_are_kept_apart_by_bytes_and_limits() {
         let dir = tempfile::tempdir().unwrap();
-        let index = DigestIndex::open(dir.path()).unwrap();
         let limits = LoadLimits::default();
+        let index = DigestIndex::open(dir.path(), &limits).unwrap();
         let digest = "ab".repeat(32);
         let key = IndexKey::content(b"component one");
-        index.put(&key, &limits, &digest, &footprint()).unwrap();
+        index.put(&key, &digest, &footprint()).unwrap();
         // A new index (another process) reads what this one wrote.
-        let again = DigestIndex::open(dir.path()).unwrap();
-        assert_eq!(again.get(&key, &limits), Some((digest, footprint())));
+        let again = DigestIndex::open(dir.path(), &limits).unwrap();
+        assert_eq!(again.get(&key), Some((digest, footprint())));
         // Other bytes, or stricter limits: nothing recorded.
-        assert_eq!(
-            again.get(&IndexKey::content(b"component two"), &limits),
-            None
-        );
+        assert_eq!(again.get(&IndexKey::content(b"component two")), None);
         let stricter = LoadLimits {
             max_component_bytes: limits.max_component_bytes - 1,
             ..limits
         };
-        assert_eq!(again.get(&key, &stricter), None);
+        let strict = DigestIndex::open(dir.path(), &stricter).unwrap();
+        assert_eq!(strict.get(&key), None);
     }
 
     #[test]
@@ -174,19 +187,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let limits = LoadLimits::default();
         let key = IndexKey::content(b"component");
-        let index = DigestIndex::open(dir.path()).unwrap();
-        index
-            .put(&key, &limits, &"cd".repeat(32), &footprint())
-            .unwrap();
-        let path = dir.path().join("index").join(key.name(&limits));
+        let index = DigestIndex::open(dir.path(), &limits).unwrap();
+        index.put(&key, &"cd".repeat(32), &footprint()).unwrap();
+        let path = dir
+            .path()
+            .join("index")
+            .join(key.name(&Limits::of(&limits)));
         for bad in [
             "",
             "not-a-digest 3 1 2 4096\n",
             &format!("{} 3 1\n", "cd".repeat(32)),
         ] {
             std::fs::write(&path, bad).unwrap();
-            let fresh = DigestIndex::open(dir.path()).unwrap();
-            assert_eq!(fresh.get(&key, &limits), None, "{bad:?}");
+            let fresh = DigestIndex::open(dir.path(), &limits).unwrap();
+            assert_eq!(fresh.get(&key), None, "{bad:?}");
         }
     }
 }
