@@ -221,6 +221,49 @@ fn compile_cache_is_used_and_a_damaged_entry_is_recompiled() {
     assert_eq!(source, LoadSource::Cache);
 }
 
+/// A component loaded again while a verifier of it is live is shared, not
+/// loaded again (with or without a compile cache); once every clone is
+/// dropped, the host does not keep it: the next load loads its code.
+#[test]
+fn a_live_verifier_is_shared_and_a_dropped_one_is_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(guests::ARTIFACT_READY).unwrap();
+    let (tenant, _) = ready_tenant("live");
+    for cache_dir in [None, Some(dir.path().to_owned())] {
+        let cached = cache_dir.is_some();
+        let host = VerifierHost::new(HostConfig {
+            cache_dir,
+            ..HostConfig::default()
+        })
+        .unwrap();
+        let (first, source) = host.load_bytes(&bytes).unwrap();
+        assert_eq!(source, LoadSource::Compiled, "cached: {cached}");
+        let (again, source) = host.load_bytes(&bytes).unwrap();
+        assert_eq!(source, LoadSource::Live, "cached: {cached}");
+        assert_eq!(again.digest(), first.digest());
+        // By path too (the file's identity is new here: read, then shared).
+        let by_path = host.load_file(guests::ARTIFACT_READY).unwrap();
+        assert_eq!(by_path.digest(), first.digest());
+        drop(first);
+        // A clone still holds it.
+        let (_, source) = host.load_bytes(&bytes).unwrap();
+        assert_eq!(source, LoadSource::Live, "cached: {cached}");
+        let verdict = again
+            .check(&tenant, &read_packet(), &CheckContext::new())
+            .result
+            .unwrap();
+        assert!(verdict.complete, "{verdict:?}");
+        drop((again, by_path));
+        let (_, source) = host.load_bytes(&bytes).unwrap();
+        let loaded = if cached {
+            LoadSource::Cache
+        } else {
+            LoadSource::Compiled
+        };
+        assert_eq!(source, loaded, "nothing kept once dropped");
+    }
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {

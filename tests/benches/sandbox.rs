@@ -415,6 +415,36 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Pa
             }),
         ),
     ));
+    // The same loads while a verifier of the component is live: shared,
+    // nothing loaded (load_bytes still hashes the bytes to know them).
+    let held = cached_host
+        .load_file(&file)
+        .unwrap_or_else(|e| panic!("{e}"));
+    rows.push((
+        "(d) load: again while a verifier of it is live (load_bytes, shared)".into(),
+        measure(
+            200,
+            timed_keep(|| {
+                let (verifier, source) = cached_host
+                    .load_bytes(wasm)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(source, verdict_sandbox::LoadSource::Live);
+                verifier
+            }),
+        ),
+    ));
+    rows.push((
+        "(d) load: again while a verifier of it is live (load_file, shared)".into(),
+        measure(
+            200,
+            timed_keep(|| {
+                cached_host
+                    .load_file(&file)
+                    .unwrap_or_else(|e| panic!("{e}"))
+            }),
+        ),
+    ));
+    drop(held);
     rows.push((
         "(d) load: dropping a loaded verifier".into(),
         measure(200, || {

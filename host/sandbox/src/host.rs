@@ -25,7 +25,7 @@ use crate::memo::Remembered;
 use crate::shared::Shared;
 use crate::ticker::Ticker;
 use crate::timer::Timers;
-use crate::verifier::LoadedVerifier;
+use crate::verifier::{LoadedVerifier, WeakVerifier};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -159,6 +159,9 @@ pub struct VerifierHost {
     /// The footprints of the components this host admitted, by digest (the
     /// load limits are the host's): the same bytes are not censused twice.
     admitted: Arc<Remembered<String, Footprint>>,
+    /// The verifiers this host loaded, by digest, without keeping them
+    /// loaded: loading a component while a verifier of it is live shares it.
+    live: Arc<Remembered<String, WeakVerifier>>,
     config: Arc<HostConfig>,
 }
 
@@ -173,11 +176,16 @@ impl std::fmt::Debug for VerifierHost {
 
 /// How a [`VerifierHost::load_bytes`] call got its compiled code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LoadSource {
     /// Compiled now.
     Compiled,
     /// Deserialized from the compile cache.
     Cache,
+    /// Shared with a verifier of the same component that this host loaded
+    /// before and that is still live (a clone of it is held somewhere):
+    /// nothing was compiled, deserialized or prepared.
+    Live,
 }
 
 impl VerifierHost {
@@ -201,6 +209,7 @@ impl VerifierHost {
             winch: Arc::new(Mutex::new(winch)),
             index,
             admitted: Arc::default(),
+            live: Arc::default(),
             config: Arc::new(config),
         })
     }
@@ -249,10 +258,12 @@ impl VerifierHost {
     /// is neither read nor hashed again: its digest and census come from
     /// the cache's index, its code from the compile cache. Other files are
     /// read and loaded as [`VerifierHost::load_bytes`] loads their bytes.
+    /// A component this host loaded and still has a live verifier of (any
+    /// clone held anywhere) is shared with it, as with `load_bytes`.
     pub fn load_file(&self, path: impl AsRef<Path>) -> Result<LoadedVerifier, LoadError> {
         let path = path.as_ref();
         let identity = self.index.as_ref().and(FileIdentity::of(path));
-        if let Some((verifier, _)) = identity.and_then(|id| self.load_known(&IndexKey::File(id))) {
+        if let Some((verifier, ..)) = identity.and_then(|id| self.load_known(&IndexKey::File(id))) {
             return Ok(verifier);
         }
         let bytes = read_component(path, self.shared.load.max_component_bytes)?;
@@ -269,12 +280,34 @@ impl VerifierHost {
     /// The verifier (and its footprint) for a component already admitted
     /// under these load limits and recorded under `key`, if its compiled
     /// code is in the cache.
-    fn load_known(&self, key: &IndexKey) -> Option<(LoadedVerifier, Footprint)> {
+    fn load_known(&self, key: &IndexKey) -> Option<(LoadedVerifier, LoadSource, Footprint)> {
         let (digest, footprint) = self.index.as_ref()?.get(key)?;
+        if let Some(verifier) = self.live(&digest) {
+            return Some((verifier, LoadSource::Live, footprint));
+        }
         let shared = self.shared_for(&footprint).ok()?;
         let component = shared.cache.as_ref()?.load(&shared.engine, &digest)?;
-        let verifier = LoadedVerifier::prepare(shared, component, digest, footprint).ok()?;
-        Some((verifier, footprint))
+        let verifier = self.prepare(shared, component, digest, footprint).ok()?;
+        Some((verifier, LoadSource::Cache, footprint))
+    }
+
+    /// The verifier this host loaded with `digest`, if a clone of it is
+    /// still live: loading it again shares it.
+    fn live(&self, digest: &str) -> Option<LoadedVerifier> {
+        self.live.get(digest)?.upgrade()
+    }
+
+    /// Prepares the verifier of `component`, remembering it while it lives.
+    fn prepare(
+        &self,
+        shared: Arc<Shared>,
+        component: Component,
+        digest: String,
+        footprint: Footprint,
+    ) -> Result<LoadedVerifier, LoadError> {
+        let verifier = LoadedVerifier::prepare(shared, component, digest.clone(), footprint)?;
+        self.live.put(digest, verifier.downgrade());
+        Ok(verifier)
     }
 
     /// Records in the index (if any) what admitting `verifier` found.
@@ -294,6 +327,12 @@ impl VerifierHost {
     /// With a cache directory, bytes loaded before (by this process or
     /// another) are found by their BLAKE3 hash in the cache's index: their
     /// SHA-256 digest and census are not computed again.
+    ///
+    /// A component this host loaded before and of which a verifier is still
+    /// live is shared with it ([`LoadSource::Live`]): the same prepared
+    /// code, no load (calls still get fresh stores; clones of a verifier
+    /// share it the same way). The host keeps no verifier loaded itself:
+    /// once every clone is dropped, the next load loads the code again.
     pub fn load_bytes(&self, bytes: &[u8]) -> Result<(LoadedVerifier, LoadSource), LoadError> {
         self.load_indexed(bytes).map(|(v, source, _)| (v, source))
     }
@@ -309,8 +348,8 @@ impl VerifierHost {
             return self.load_admitted(bytes);
         }
         let key = IndexKey::content(bytes);
-        if let Some((verifier, footprint)) = self.load_known(&key) {
-            return Ok((verifier, LoadSource::Cache, footprint));
+        if let Some(known) = self.load_known(&key) {
+            return Ok(known);
         }
         let (verifier, source, footprint) = self.load_admitted(bytes)?;
         self.record(&key, &verifier, &footprint);
@@ -332,9 +371,12 @@ impl VerifierHost {
                 footprint
             }
         };
+        if let Some(verifier) = self.live(&digest) {
+            return Ok((verifier, LoadSource::Live, footprint));
+        }
         let shared = self.shared_for(&footprint)?;
         let (component, source) = compile(&shared, bytes, &digest)?;
-        let verifier = LoadedVerifier::prepare(shared, component, digest, footprint)?;
+        let verifier = self.prepare(shared, component, digest, footprint)?;
         Ok((verifier, source, footprint))
     }
 

@@ -46,7 +46,7 @@ use crate::progress::Progress;
 use crate::shared::Shared;
 use crate::state::CallState;
 use crate::tenant::Tenant;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Instant, SystemTime};
 use verdict_policy::{CheckContext, CheckPacket, Verdict};
 use wasmtime::component::{
@@ -56,9 +56,27 @@ use wasmtime::component::{
 
 /// A verifier component loaded by a [`VerifierHost`](crate::VerifierHost):
 /// compiled, checked and prepared once, called many times (each call in a
-/// fresh store).
+/// fresh store). Clones share one prepared component.
 #[derive(Clone)]
 pub struct LoadedVerifier {
+    inner: Arc<Prepared>,
+}
+
+/// A verifier that may have been dropped since: what its host remembers of
+/// the verifiers it loaded, so that loading the same component again while
+/// one is live shares it rather than loading its code again.
+#[derive(Clone)]
+pub(crate) struct WeakVerifier(Weak<Prepared>);
+
+impl WeakVerifier {
+    /// The verifier, if any clone of it is still live.
+    pub(crate) fn upgrade(&self) -> Option<LoadedVerifier> {
+        self.0.upgrade().map(|inner| LoadedVerifier { inner })
+    }
+}
+
+/// What a loaded verifier is: everything a call needs, read-only.
+struct Prepared {
     shared: Arc<Shared>,
     pre: InstancePre<CallState>,
     digest: String,
@@ -73,11 +91,12 @@ pub struct LoadedVerifier {
 
 impl std::fmt::Debug for LoadedVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = &self.inner;
         f.debug_struct("LoadedVerifier")
-            .field("digest", &self.digest)
-            .field("api", &self.api)
-            .field("completion", &self.completion)
-            .field("progress", &self.progress)
+            .field("digest", &inner.digest)
+            .field("api", &inner.api)
+            .field("completion", &inner.completion)
+            .field("progress", &inner.progress)
             .finish()
     }
 }
@@ -171,7 +190,7 @@ impl LoadedVerifier {
                 entry::<KeyAnswer>(&pre, &exports, Role::Progress, "progress-key", packed)?,
             ),
         };
-        Ok(Self {
+        let inner = Prepared {
             shared,
             pre,
             digest,
@@ -179,30 +198,38 @@ impl LoadedVerifier {
             completion,
             progress,
             footprint,
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
         })
+    }
+
+    /// A reference that does not keep this verifier loaded.
+    pub(crate) fn downgrade(&self) -> WeakVerifier {
+        WeakVerifier(Arc::downgrade(&self.inner))
     }
 
     /// Lowercase hex SHA-256 of the component bytes: its identity as a checker.
     pub fn digest(&self) -> &str {
-        &self.digest
+        &self.inner.digest
     }
 
     /// True when the component exports `completion`.
     pub fn has_completion(&self) -> bool {
-        self.completion.is_some()
+        self.inner.completion.is_some()
     }
 
     /// True when the component exports `progress`.
     pub fn has_progress(&self) -> bool {
-        self.progress.is_some()
+        self.inner.progress.is_some()
     }
 
     /// True when calls of `role` enter the component's packed entry point
     /// (see [`HostConfig::packed_packets`](crate::HostConfig::packed_packets)).
     pub fn calls_packed(&self, role: Role) -> bool {
         let entry = match role {
-            Role::Completion => self.completion,
-            Role::Progress => self.progress,
+            Role::Completion => self.inner.completion,
+            Role::Progress => self.inner.progress,
         };
         entry.is_some_and(|e| e.packed)
     }
@@ -244,10 +271,10 @@ impl LoadedVerifier {
         packet: &CheckPacket,
         ctx: &CheckContext,
     ) -> Result<Call<VerdictAnswer>, CheckError> {
-        let Some(entry) = self.completion else {
+        let Some(entry) = self.inner.completion else {
             return Err(CheckError::Unsupported("completion"));
         };
-        match self.api {
+        match self.inner.api {
             ApiVersion::V0_1 => self.start(tenant, ctx, entry, packet),
         }
     }
@@ -287,10 +314,10 @@ impl LoadedVerifier {
         packet: &CheckPacket,
         ctx: &CheckContext,
     ) -> Result<Call<KeyAnswer>, CheckError> {
-        let Some(entry) = self.progress else {
+        let Some(entry) = self.inner.progress else {
             return Err(CheckError::Unsupported("progress"));
         };
-        match self.api {
+        match self.inner.api {
             ApiVersion::V0_1 => self.start(tenant, ctx, entry, packet),
         }
     }
@@ -312,7 +339,11 @@ impl LoadedVerifier {
             return Err(CheckError::Cancelled);
         }
         let limits = *tenant.limits();
-        if let Err(over) = self.footprint.fits(&limits, self.shared.load.max_memories) {
+        if let Err(over) = self
+            .inner
+            .footprint
+            .fits(&limits, self.inner.shared.load.max_memories)
+        {
             return Err(CheckError::LoadRejected(over));
         }
         let (deadline, limit_ms) = deadline(started, &limits, ctx);
@@ -320,13 +351,13 @@ impl LoadedVerifier {
             started,
             SystemTime::now(),
             deadline,
-            Arc::clone(&self.shared.timers),
+            Arc::clone(&self.inner.shared.timers),
         );
         let progress = Arc::new(Progress::new(limits.fuel));
         let wall_clock_ms = clock.wall_clock_ms();
         let run = CallRun {
-            shared: Arc::clone(&self.shared),
-            pre: self.pre.clone(),
+            shared: Arc::clone(&self.inner.shared),
+            pre: self.inner.pre.clone(),
             index: entry.index,
             packed: entry.packed,
             packet: packet.clone(),
@@ -339,13 +370,13 @@ impl LoadedVerifier {
                 clock,
                 deadline,
                 cancel.clone(),
-                self.shared.load.max_memories,
+                self.inner.shared.load.max_memories,
                 Arc::clone(&progress),
             ),
         };
         Ok(Call {
             future: Box::pin(run.run()),
-            timers: Arc::clone(&self.shared.timers),
+            timers: Arc::clone(&self.inner.shared.timers),
             cancel: cancel.clone(),
             deadline,
             limit_ms,
@@ -353,7 +384,7 @@ impl LoadedVerifier {
             fuel: limits.fuel,
             wall_clock_ms,
             progress,
-            prompt_wakeups: self.shared.prompt_wakeups,
+            prompt_wakeups: self.inner.shared.prompt_wakeups,
         })
     }
 }
