@@ -388,24 +388,27 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Pa
     ));
     let cached_host = host(false, Some(cache.to_owned()));
     let _ = cached_host.load_bytes(wasm);
-    rows.push((
-        "(d) load: from compile cache".into(),
+    // `load_bytes`, asserting where the code came from.
+    let load_bytes = |expected| {
         measure(
             200,
             timed_keep(|| {
                 let (verifier, source) = cached_host
                     .load_bytes(wasm)
                     .unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(source, verdict_sandbox::LoadSource::Cache);
+                assert_eq!(source, expected);
                 verifier
             }),
-        ),
+        )
+    };
+    rows.push((
+        "(d) load: from compile cache".into(),
+        load_bytes(verdict_sandbox::LoadSource::Cache),
     ));
     let file = std::env::temp_dir().join(format!("verdict-bench-{}.wasm", std::process::id()));
     std::fs::write(&file, wasm).unwrap_or_else(|e| panic!("{e}"));
     let _ = cached_host.load_file(&file);
-    rows.push((
-        "(d) load: unchanged file from compile cache (load_file, mapped)".into(),
+    let load_file = || {
         measure(
             200,
             timed_keep(|| {
@@ -413,7 +416,11 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Pa
                     .load_file(&file)
                     .unwrap_or_else(|e| panic!("{e}"))
             }),
-        ),
+        )
+    };
+    rows.push((
+        "(d) load: unchanged file from compile cache (load_file, mapped)".into(),
+        load_file(),
     ));
     // The same loads while a verifier of the component is live: shared,
     // nothing loaded (load_bytes still hashes the bytes to know them).
@@ -422,27 +429,11 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Pa
         .unwrap_or_else(|e| panic!("{e}"));
     rows.push((
         "(d) load: again while a verifier of it is live (load_bytes, shared)".into(),
-        measure(
-            200,
-            timed_keep(|| {
-                let (verifier, source) = cached_host
-                    .load_bytes(wasm)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(source, verdict_sandbox::LoadSource::Live);
-                verifier
-            }),
-        ),
+        load_bytes(verdict_sandbox::LoadSource::Live),
     ));
     rows.push((
         "(d) load: again while a verifier of it is live (load_file, shared)".into(),
-        measure(
-            200,
-            timed_keep(|| {
-                cached_host
-                    .load_file(&file)
-                    .unwrap_or_else(|e| panic!("{e}"))
-            }),
-        ),
+        load_file(),
     ));
     drop(held);
     rows.push((
