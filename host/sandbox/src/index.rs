@@ -46,7 +46,7 @@ impl IndexKey {
     }
 
     /// The entry's file name under `limits`.
-    fn name(&self, limits: &Limits) -> String {
+    fn name(&self, limits: &LimitsKey) -> String {
         match self {
             // The identity and the limits, hashed (the form earlier
             // versions wrote, so their entries still count).
@@ -64,12 +64,12 @@ impl IndexKey {
 /// The load limits an index's entries are recorded under, as their names
 /// spell them (worked out once per index).
 #[derive(Debug)]
-struct Limits {
+struct LimitsKey {
     text: String,
     hash: u128,
 }
 
-impl Limits {
+impl LimitsKey {
     fn of(limits: &LoadLimits) -> Self {
         let text = format!("{limits:?}");
         let hash = XxHash3_128::oneshot(text.as_bytes());
@@ -82,7 +82,7 @@ impl Limits {
 #[derive(Debug)]
 pub(crate) struct DigestIndex {
     dir: PathBuf,
-    limits: Limits,
+    limits: LimitsKey,
     /// Entries this process read or wrote, by file name.
     known: Remembered<String, (String, Footprint)>,
 }
@@ -95,7 +95,7 @@ impl DigestIndex {
         create_private(&dir)?;
         Ok(Self {
             dir,
-            limits: Limits::of(limits),
+            limits: LimitsKey::of(limits),
             known: Remembered::default(),
         })
     }
@@ -192,7 +192,7 @@ mod tests {
         let path = dir
             .path()
             .join("index")
-            .join(key.name(&Limits::of(&limits)));
+            .join(key.name(&LimitsKey::of(&limits)));
         for bad in [
             "",
             "not-a-digest 3 1 2 4096\n",
