@@ -433,3 +433,52 @@ fn a_blocking_caller_waits_with_the_shortest_slice_then_gets_its_own_back() {
         );
     }
 }
+
+/// How many times the calling thread has gone to sleep so far
+/// (`voluntary_ctxt_switches` in `/proc/thread-self/status`).
+fn sleeps_so_far() -> u64 {
+    let status = std::fs::read_to_string("/proc/thread-self/status").expect("/proc/thread-self");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("voluntary_ctxt_switches"))
+        .expect("a voluntary_ctxt_switches line");
+    line.rsplit(':').next().unwrap().trim().parse().unwrap()
+}
+
+/// Times a blocking caller of `verifier` slept while a spinning guest ran
+/// to its 300 ms deadline.
+fn caller_sleeps_until_timeout(verifier: LoadedVerifier) -> u64 {
+    within_a_minute(move || {
+        let before = sleeps_so_far();
+        let outcome = verifier.check(
+            &tenant_with(deadline(300)),
+            &read_packet(),
+            &CheckContext::new(),
+        );
+        assert_eq!(outcome.result, Err(CheckError::Timeout { limit_ms: 300 }));
+        sleeps_so_far() - before
+    })
+}
+
+#[test]
+fn a_blocking_caller_with_prompt_wakeups_checks_in_every_millisecond() {
+    // One wake-up per millisecond would be 300; a loaded machine runs the
+    // caller later, but not 10x later.
+    let prompt = caller_sleeps_until_timeout(load(guests::HOSTILE_SPIN));
+    assert!(
+        prompt >= 30,
+        "the caller woke to poll again while it waited: {prompt} sleeps in 300 ms"
+    );
+    // Without prompt wake-ups it sleeps to its deadline in one go.
+    let host = verdict_sandbox::VerifierHost::new(verdict_sandbox::HostConfig {
+        prompt_wakeups: false,
+        ..verdict_sandbox::HostConfig::default()
+    })
+    .expect("a host");
+    let verifier = host.load_file(guests::HOSTILE_SPIN).expect("loads");
+    let plain = caller_sleeps_until_timeout(verifier);
+    assert!(
+        plain < 10,
+        "a caller without prompt wake-ups sleeps until its deadline: {plain} sleeps"
+    );
+}

@@ -12,7 +12,7 @@
 //! readable for the call's metrics.
 
 use crate::timer::{SleepUntil, Timers};
-use crate::wakeup::PromptWake;
+use crate::wakeup::{CHECK_IN, PromptWake};
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::sync::Arc;
@@ -93,7 +93,8 @@ pub(crate) fn block_on<F: Future>(future: F, wake_by: Option<Instant>) -> F::Out
 }
 
 /// [`block_on`]; with `promptly`, a thread waiting for `wake_by` asks to be
-/// woken promptly while it sleeps ([`PromptWake`]).
+/// woken promptly while it sleeps ([`PromptWake`]) and wakes to poll again
+/// every [`CHECK_IN`] until then (why: see [`crate::wakeup`]).
 pub(crate) fn block_on_waiting<F: Future>(
     future: F,
     wake_by: Option<Instant>,
@@ -114,7 +115,7 @@ pub(crate) fn block_on_waiting<F: Future>(
                     if promptly && prompt.is_none() {
                         prompt = Some(PromptWake::enter());
                     }
-                    std::thread::park_timeout(left);
+                    std::thread::park_timeout(if promptly { left.min(CHECK_IN) } else { left });
                 }
             }
         }
