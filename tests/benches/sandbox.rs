@@ -589,6 +589,37 @@ fn overshoot_rows(
             })
         }),
     ));
+    // The same awaited in a task on a tokio multi-thread runtime with a
+    // worker per core, as the agent loop's wasm checker does; the task
+    // reads its own clock, so the row is the worker's wake-up alone.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cores)
+        .build()
+        .unwrap_or_else(|e| panic!("tokio runtime: {e}"));
+    rows.push((
+        format!(
+            "(e) the same through check_async in a task on tokio ({cores} workers), {} busy threads on {cores} cores",
+            2 * cores
+        ),
+        oversubscribed(2 * cores, || {
+            measure(200, || {
+                let (verifier, tenant, packet) =
+                    (spin.clone(), spin_tenant.clone(), small.clone());
+                let task = runtime.spawn(async move {
+                    let called = Instant::now();
+                    let ctx = CheckContext::new();
+                    let outcome = verifier.check_async(&tenant, &packet, &ctx).await;
+                    (called.elapsed(), outcome.result)
+                });
+                let (returned, result) = runtime
+                    .block_on(task)
+                    .unwrap_or_else(|e| panic!("the task: {e}"));
+                assert_eq!(result, Err(CheckError::Timeout { limit_ms: 10 }));
+                returned.saturating_sub(deadline)
+            })
+        }),
+    ));
+    drop(runtime);
     // The same with the guard checking the deadline 10x as often: what a
     // smaller fuel yield interval buys when the call's own thread waits
     // for a core.
