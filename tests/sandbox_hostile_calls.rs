@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
 use verdict_policy::{CancelHandle, CheckContext, CheckPacket};
-use verdict_sandbox::{CheckError, DirStore, Limits, LoadedVerifier, Tenant};
+use verdict_sandbox::{
+    CheckError, DirStore, HostConfig, Limits, LoadedVerifier, Tenant, VerifierHost,
+};
 use verdict_test_support::{
     assert_good_verifier_still_works, check_packet, core_guest, guests, host, load, read_packet,
     read_parts, ready_tenant,
@@ -381,8 +383,13 @@ fn this_thread() -> (String, Option<u64>) {
 }
 
 fn slice_of(tid: &str) -> Option<u64> {
-    let sched = std::fs::read_to_string(format!("/proc/self/task/{tid}/sched")).ok()?;
-    let line = sched.lines().find(|l| l.starts_with("se.slice"))?;
+    proc_number(&format!("/proc/self/task/{tid}/sched"), "se.slice")
+}
+
+/// The number on the `key` line of a `/proc` file of `key: value` lines.
+fn proc_number(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     line.rsplit(':').next()?.trim().parse().ok()
 }
 
@@ -437,12 +444,8 @@ fn a_blocking_caller_waits_with_the_shortest_slice_then_gets_its_own_back() {
 /// How many times the calling thread has gone to sleep so far
 /// (`voluntary_ctxt_switches` in `/proc/thread-self/status`).
 fn sleeps_so_far() -> u64 {
-    let status = std::fs::read_to_string("/proc/thread-self/status").expect("/proc/thread-self");
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("voluntary_ctxt_switches"))
-        .expect("a voluntary_ctxt_switches line");
-    line.rsplit(':').next().unwrap().trim().parse().unwrap()
+    proc_number("/proc/thread-self/status", "voluntary_ctxt_switches")
+        .expect("a voluntary_ctxt_switches line")
 }
 
 /// Times a blocking caller of `verifier` slept while a spinning guest ran
@@ -470,9 +473,9 @@ fn a_blocking_caller_with_prompt_wakeups_checks_in_every_millisecond() {
         "the caller woke to poll again while it waited: {prompt} sleeps in 300 ms"
     );
     // Without prompt wake-ups it sleeps to its deadline in one go.
-    let host = verdict_sandbox::VerifierHost::new(verdict_sandbox::HostConfig {
+    let host = VerifierHost::new(HostConfig {
         prompt_wakeups: false,
-        ..verdict_sandbox::HostConfig::default()
+        ..HostConfig::default()
     })
     .expect("a host");
     let verifier = host.load_file(guests::HOSTILE_SPIN).expect("loads");
