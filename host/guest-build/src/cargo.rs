@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::{Error, GUEST_TARGET};
+use crate::Error;
 
 /// Variables the outer build sets for itself that would break or redirect
 /// the nested build: host rustflags, wrappers (clippy sets
@@ -36,16 +36,16 @@ fn rustc_program() -> std::ffi::OsString {
     std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into())
 }
 
-/// Fails with [`Error::TargetMissing`] unless the target's standard library
+/// Fails with [`Error::TargetMissing`] unless `target`'s standard library
 /// is installed.
-pub(crate) fn check_target_installed() -> Result<(), Error> {
-    target_installed(&rustc_program())
+pub(crate) fn check_target_installed(target: &'static str) -> Result<(), Error> {
+    target_installed(&rustc_program(), target)
 }
 
 /// [`check_target_installed`] with the given rustc.
-fn target_installed(rustc: &std::ffi::OsStr) -> Result<(), Error> {
+fn target_installed(rustc: &std::ffi::OsStr, target: &'static str) -> Result<(), Error> {
     let output = Command::new(rustc)
-        .args(["--print", "target-libdir", "--target", GUEST_TARGET])
+        .args(["--print", "target-libdir", "--target", target])
         .output()
         .map_err(Error::Io)?;
     let libdir = String::from_utf8_lossy(&output.stdout).trim().to_owned();
@@ -57,7 +57,7 @@ fn target_installed(rustc: &std::ffi::OsStr) -> Result<(), Error> {
     if output.status.success() && has_std {
         Ok(())
     } else {
-        Err(Error::TargetMissing)
+        Err(Error::TargetMissing(target))
     }
 }
 
@@ -68,9 +68,14 @@ fn target_installed(rustc: &std::ffi::OsStr) -> Result<(), Error> {
 /// and the load benchmarks hashed and mapped that.
 const SCRUBBED_PREFIX: &str = "CARGO_PROFILE_";
 
-/// Runs `cargo build --release --target wasm32-wasip2 -p ...` in `workspace`.
-pub(crate) fn build(workspace: &Path, target_dir: &Path, packages: &[&str]) -> Result<(), Error> {
-    let output = command(workspace, target_dir, packages, std::env::vars_os())
+/// Runs `cargo build --release --target <target> -p ...` in `workspace`.
+pub(crate) fn build(
+    workspace: &Path,
+    target_dir: &Path,
+    target: &str,
+    packages: &[&str],
+) -> Result<(), Error> {
+    let output = command(workspace, target_dir, target, packages, std::env::vars_os())
         .output()
         .map_err(Error::Io)?;
     if output.status.success() {
@@ -88,19 +93,14 @@ pub(crate) fn build(workspace: &Path, target_dir: &Path, packages: &[&str]) -> R
 fn command(
     workspace: &Path,
     target_dir: &Path,
+    target: &str,
     packages: &[&str],
     outer: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
 ) -> Command {
     let mut command = Command::new(cargo_program());
     command
         .current_dir(workspace)
-        .args([
-            "build",
-            "--release",
-            "--target",
-            GUEST_TARGET,
-            "--target-dir",
-        ])
+        .args(["build", "--release", "--target", target, "--target-dir"])
         .arg(target_dir);
     for package in packages {
         command.args(["-p", package]);
@@ -130,14 +130,14 @@ mod tests {
 
     #[test]
     fn the_installed_target_is_found_and_a_missing_one_named() {
-        assert!(target_installed(&rustc_program()).is_ok());
+        assert!(target_installed(&rustc_program(), crate::GUEST_TARGET).is_ok());
         // `echo` prints no library directory: the target counts as missing.
-        let missing = target_installed("echo".as_ref()).unwrap_err();
-        assert!(matches!(missing, Error::TargetMissing));
+        let missing = target_installed("echo".as_ref(), crate::LEAN_TARGET).unwrap_err();
+        assert!(matches!(missing, Error::TargetMissing(crate::LEAN_TARGET)));
         assert!(
             missing
                 .to_string()
-                .contains("rustup target add wasm32-wasip2")
+                .contains("rustup target add wasm32-unknown-unknown")
         );
     }
 
@@ -149,7 +149,13 @@ mod tests {
             ("PATH", "/usr/bin"),
         ]
         .map(|(k, v)| (k.into(), v.into()));
-        let command = command(Path::new("."), Path::new("t"), &["a"], outer);
+        let command = command(
+            Path::new("."),
+            Path::new("t"),
+            crate::GUEST_TARGET,
+            &["a"],
+            outer,
+        );
         let removed: Vec<_> = command
             .get_envs()
             .filter(|(_, value)| value.is_none())

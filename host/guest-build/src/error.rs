@@ -18,8 +18,8 @@ pub enum Error {
     #[error("guest package `{0}` has no library with crate-type \"cdylib\"")]
     NotACdylib(String),
     /// The Rust target is not installed.
-    #[error("wasm32-wasip2 target missing: run `rustup target add wasm32-wasip2`")]
-    TargetMissing,
+    #[error("{0} target missing: run `rustup target add {0}`")]
+    TargetMissing(&'static str),
     /// The nested `cargo build` failed.
     #[error("building guests {packages} failed ({status}):\n{stderr_tail}")]
     BuildFailed {
@@ -29,6 +29,14 @@ pub enum Error {
         status: String,
         /// The last lines cargo printed on stderr.
         stderr_tail: String,
+    },
+    /// A lean guest's core module could not be made a component.
+    #[error("guest `{package}` built but is not a component: {reason}")]
+    Componentize {
+        /// The package.
+        package: String,
+        /// What the component encoder said.
+        reason: String,
     },
     /// Cargo succeeded but the component file is not where expected.
     #[error("guest `{package}` built but {} is missing", path.display())]

@@ -4,6 +4,7 @@
 mod cargo;
 mod consts;
 mod error;
+mod lean;
 mod metadata;
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,10 @@ pub use error::Error;
 
 /// The target guests are compiled for.
 pub const GUEST_TARGET: &str = "wasm32-wasip2";
+/// The target lean guests are compiled for ([`GuestBuilder::lean`]): Rust's
+/// standard library without WASI, so the component imports nothing but
+/// verdict's own interfaces.
+pub const LEAN_TARGET: &str = "wasm32-unknown-unknown";
 /// The directory under the workspace's `target/` that holds guest builds.
 pub const GUEST_TARGET_SUBDIR: &str = "wasm-guests";
 
@@ -32,12 +37,7 @@ pub struct BuiltGuest {
 /// Prints `cargo:rerun-if-changed` lines for `guest-sdk/`, `wit/`, the lock
 /// file and each package's directory.
 pub fn build_guests(packages: &[&str]) -> Result<Vec<BuiltGuest>, Error> {
-    let start = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .map_or_else(std::env::current_dir, Ok)
-        .map_err(Error::Io)?;
-    let guests = GuestBuilder::for_workspace_of(&start)?.build(packages)?;
-    Ok(guests)
+    GuestBuilder::for_calling_workspace()?.build(packages)
 }
 
 /// A build script's whole job: builds `packages` ([`build_guests`]) and
@@ -45,10 +45,24 @@ pub fn build_guests(packages: &[&str]) -> Result<Vec<BuiltGuest>, Error> {
 /// path per guest, and `ALL`). Failure is one `error:` line and a failed
 /// build.
 pub fn write_guest_consts(packages: &[&str]) -> std::process::ExitCode {
+    write_consts(false, packages, "guests.rs")
+}
+
+/// [`write_guest_consts`] for lean builds ([`GuestBuilder::lean`]), into
+/// `$OUT_DIR/lean_guests.rs`.
+pub fn write_lean_guest_consts(packages: &[&str]) -> std::process::ExitCode {
+    write_consts(true, packages, "lean_guests.rs")
+}
+
+/// Builds `packages` (lean or not) and writes their constants to
+/// `$OUT_DIR/{file}`.
+fn write_consts(lean: bool, packages: &[&str], file: &str) -> std::process::ExitCode {
     let written = (|| -> Result<(), Box<dyn std::error::Error>> {
-        let guests = build_guests(packages)?;
+        let guests = GuestBuilder::for_calling_workspace()?
+            .lean(lean)
+            .build(packages)?;
         let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
-        std::fs::write(out_dir.join("guests.rs"), rust_consts(&guests))?;
+        std::fs::write(out_dir.join(file), rust_consts(&guests))?;
         Ok(())
     })();
     match written {
@@ -66,6 +80,7 @@ pub struct GuestBuilder {
     workspace: metadata::Workspace,
     target_dir: PathBuf,
     emit_rerun: bool,
+    lean: bool,
 }
 
 impl GuestBuilder {
@@ -77,7 +92,18 @@ impl GuestBuilder {
             workspace,
             target_dir,
             emit_rerun: std::env::var_os("OUT_DIR").is_some(),
+            lean: false,
         })
+    }
+
+    /// A builder for the workspace of the calling build script's package
+    /// (`CARGO_MANIFEST_DIR`), or of the current directory outside one.
+    fn for_calling_workspace() -> Result<Self, Error> {
+        let start = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .map_or_else(std::env::current_dir, Ok)
+            .map_err(Error::Io)?;
+        Self::for_workspace_of(&start)
     }
 
     /// Uses another target directory for the nested build.
@@ -91,6 +117,22 @@ impl GuestBuilder {
     pub fn emit_rerun_if_changed(mut self, emit: bool) -> Self {
         self.emit_rerun = emit;
         self
+    }
+
+    /// Builds lean guests (default: off): for [`LEAN_TARGET`] instead of
+    /// [`GUEST_TARGET`], each core module then made a component
+    /// (`<lib>.component.wasm` beside it). A lean component imports no WASI
+    /// interface, so it is smaller and loads faster; what it loses is
+    /// standard error (a panic traps with no message) and the rest of WASI,
+    /// which a verifier has no use for.
+    pub fn lean(mut self, lean: bool) -> Self {
+        self.lean = lean;
+        self
+    }
+
+    /// The Rust target this builder compiles for.
+    fn target(&self) -> &'static str {
+        if self.lean { LEAN_TARGET } else { GUEST_TARGET }
     }
 
     /// The workspace root.
@@ -107,23 +149,30 @@ impl GuestBuilder {
         if self.emit_rerun {
             self.print_rerun_if_changed(&libs);
         }
-        cargo::check_target_installed()?;
-        cargo::build(&self.workspace.root, &self.target_dir, packages)?;
-        let out_dir = self.target_dir.join(GUEST_TARGET).join("release");
+        let target = self.target();
+        cargo::check_target_installed(target)?;
+        cargo::build(&self.workspace.root, &self.target_dir, target, packages)?;
+        let out_dir = self.target_dir.join(target).join("release");
         libs.into_iter()
             .map(|lib| {
                 let path = out_dir.join(format!("{}.wasm", lib.lib_name));
-                if path.is_file() {
-                    Ok(BuiltGuest {
+                if !path.is_file() {
+                    return Err(Error::MissingOutput {
                         package: lib.package.clone(),
                         path,
-                    })
-                } else {
-                    Err(Error::MissingOutput {
-                        package: lib.package.clone(),
-                        path,
-                    })
+                    });
                 }
+                let path = if self.lean {
+                    let component = out_dir.join(format!("{}.component.wasm", lib.lib_name));
+                    lean::componentize(&lib.package, &path, &component)?;
+                    component
+                } else {
+                    path
+                };
+                Ok(BuiltGuest {
+                    package: lib.package.clone(),
+                    path,
+                })
             })
             .collect()
     }
