@@ -5,6 +5,7 @@
 
 mod contract;
 mod guests_built;
+mod guests_lean;
 mod sandbox_answer_copy;
 mod sandbox_cache_index;
 mod sandbox_hostile;

@@ -39,7 +39,7 @@ use verdict_policy::{CheckContext, CheckPacket, OutcomeStatus, Verdict};
 use verdict_sandbox::{
     CallStages, CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost,
 };
-use verdict_test_support::{guests, max_packet, read_packet};
+use verdict_test_support::{guests, lean_guests, max_packet, read_packet};
 
 const CHILD_ENV: &str = "VERDICT_BENCH_CHILD";
 const ONLY_ENV: &str = "VERDICT_BENCH_ONLY";
@@ -388,6 +388,19 @@ fn main() {
     print_table(&rows, &breakdown);
 }
 
+/// One timed `load_bytes` of `bytes`, asserting where the code came from.
+fn timed_load_bytes<'a>(
+    host: &'a VerifierHost,
+    bytes: &'a [u8],
+    expected: verdict_sandbox::LoadSource,
+) -> impl FnMut() -> Duration + 'a {
+    timed_keep(move || {
+        let (verifier, source) = host.load_bytes(bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(source, expected);
+        verifier
+    })
+}
+
 fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Path) {
     rows.push((
         "(d) load: compile (no cache)".into(),
@@ -399,24 +412,43 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Pa
             }),
         ),
     ));
+    // The same verifier built lean (wasm32-unknown-unknown, made a
+    // component: no WASI imports), compiled and loaded beside it.
+    let lean = std::fs::read(lean_guests::ARTIFACT_READY).unwrap_or_else(|e| panic!("{e}"));
+    let lean_name = format!(
+        "the same verifier built lean ({} KB, no WASI imports; this one {} KB)",
+        lean.len() / 1000,
+        wasm.len() / 1000
+    );
+    rows.push((
+        format!("(d) load: compile (no cache), {lean_name}"),
+        measure(
+            10,
+            timed(|| {
+                let h = host(false, None);
+                assert!(h.load_bytes(&lean).is_ok());
+            }),
+        ),
+    ));
     let cached_host = host(false, Some(cache.to_owned()));
     let _ = cached_host.load_bytes(wasm);
-    // `load_bytes`, asserting where the code came from.
-    let load_bytes = |expected| {
-        measure(
-            200,
-            timed_keep(|| {
-                let (verifier, source) = cached_host
-                    .load_bytes(wasm)
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(source, expected);
-                verifier
-            }),
-        )
-    };
+    let _ = cached_host.load_bytes(&lean);
+    let load_bytes = |expected| measure(200, timed_load_bytes(&cached_host, wasm, expected));
+    // The two builds alternately, under the same machine state.
+    let cache_hit = verdict_sandbox::LoadSource::Cache;
+    let [wasip2_stats, lean_stats] = measure_alternately(
+        200,
+        &mut [
+            timed_load_bytes(&cached_host, wasm, cache_hit),
+            timed_load_bytes(&cached_host, &lean, cache_hit),
+        ],
+    )
+    .try_into()
+    .unwrap_or_else(|_| panic!("two rows"));
+    rows.push(("(d) load: from compile cache".into(), wasip2_stats));
     rows.push((
-        "(d) load: from compile cache".into(),
-        load_bytes(verdict_sandbox::LoadSource::Cache),
+        format!("(d) load: from compile cache, {lean_name}"),
+        lean_stats,
     ));
     let file = std::env::temp_dir().join(format!("verdict-bench-{}.wasm", std::process::id()));
     std::fs::write(&file, wasm).unwrap_or_else(|e| panic!("{e}"));

@@ -1,6 +1,8 @@
 //! Builds every sample verifier and hostile guest to a `wasm32-wasip2`
 //! component and writes `$OUT_DIR/guests.rs`: one `pub const NAME: &str`
-//! (absolute `.wasm` path) per guest, plus `ALL`.
+//! (absolute `.wasm` path) per guest, plus `ALL`; and the lean build of
+//! the guests named in `LEAN_GUESTS` (`wasm32-unknown-unknown`, made a
+//! component) into `$OUT_DIR/lean_guests.rs`, the same way.
 
 use std::process::ExitCode;
 
@@ -25,6 +27,12 @@ const GUESTS: &[&str] = &[
     "packet-echo",
 ];
 
+/// The guests also built lean, to compare with their `wasm32-wasip2` build.
+const LEAN_GUESTS: &[&str] = &["artifact-ready", "hostile-panic"];
+
 fn main() -> ExitCode {
-    verdict_guest_build::write_guest_consts(GUESTS)
+    match verdict_guest_build::write_guest_consts(GUESTS) {
+        ExitCode::SUCCESS => verdict_guest_build::write_lean_guest_consts(LEAN_GUESTS),
+        failed => failed,
+    }
 }

@@ -15,6 +15,12 @@ pub mod guests {
     include!(concat!(env!("OUT_DIR"), "/guests.rs"));
 }
 
+/// Lean builds of some of the same guests (`wasm32-unknown-unknown`, made
+/// components: no WASI imports), named as in [`guests`].
+pub mod lean_guests {
+    include!(concat!(env!("OUT_DIR"), "/lean_guests.rs"));
+}
+
 /// Hostile guests written as core modules (`tests/guests/core-*.wat`, see
 /// `tests/guests/README.md`), turned into verifier components.
 pub mod core_guest {
