@@ -244,19 +244,21 @@ fn main() {
     let small = read_packet();
     let large = max_packet();
     let wasm = std::fs::read(guests::ARTIFACT_READY).unwrap_or_else(|e| panic!("{e}"));
+    let lean = std::fs::read(lean_guests::ARTIFACT_READY).unwrap_or_else(|e| panic!("{e}"));
     let tenant = tenant();
     let mut rows: Vec<(String, Stats)> = Vec::new();
 
     // (a) fresh sandbox per check, with the stages of the pooled calls:
     // with the pooling allocator, the packed entry point (the default) and
-    // the standard export, measured alternately.
+    // the standard export, and (pooled) the same verifier built lean,
+    // measured alternately.
     let mut breakdown: Vec<(String, Vec<CallStages>)> = Vec::new();
     for pooling in [true, false]
         .into_iter()
         .filter(|&pooling| runs("a") || (pooling && runs("a-pooled")))
     {
         let alloc = if pooling { "pooling" } else { "on-demand" };
-        let mut entries = vec![("", host(pooling, None))];
+        let mut entries = vec![("", host(pooling, None), &wasm)];
         if pooling {
             entries.push((
                 ", standard export",
@@ -264,11 +266,13 @@ fn main() {
                     packed_packets: false,
                     ..HostConfig::default()
                 }),
+                &wasm,
             ));
+            entries.push((", lean build", host(pooling, None), &lean));
         }
         let verifiers: Vec<_> = entries
             .iter()
-            .map(|(entry, host)| (*entry, verifier_for(host, &wasm)))
+            .map(|(entry, host, bytes)| (*entry, verifier_for(host, bytes)))
             .collect();
         for (name, packet) in [("small", &small), ("max", &large)] {
             let mut stages = vec![Vec::new(); verifiers.len()];
@@ -374,7 +378,7 @@ fn main() {
     // (d) compile vs cached load.
     let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     if runs("d") {
-        load_rows(&mut rows, &wasm, cache.path());
+        load_rows(&mut rows, &wasm, &lean, cache.path());
     }
 
     // (e) preemption overshoot past a 10 ms deadline.
@@ -401,7 +405,7 @@ fn timed_load_bytes<'a>(
     })
 }
 
-fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Path) {
+fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], lean: &[u8], cache: &std::path::Path) {
     rows.push((
         "(d) load: compile (no cache)".into(),
         measure(
@@ -414,7 +418,6 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Pa
     ));
     // The same verifier built lean (wasm32-unknown-unknown, made a
     // component: no WASI imports), compiled and loaded beside it.
-    let lean = std::fs::read(lean_guests::ARTIFACT_READY).unwrap_or_else(|e| panic!("{e}"));
     let lean_name = format!(
         "the same verifier built lean ({} KB, no WASI imports; this one {} KB)",
         lean.len() / 1000,
@@ -426,13 +429,13 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Pa
             10,
             timed(|| {
                 let h = host(false, None);
-                assert!(h.load_bytes(&lean).is_ok());
+                assert!(h.load_bytes(lean).is_ok());
             }),
         ),
     ));
     let cached_host = host(false, Some(cache.to_owned()));
     let _ = cached_host.load_bytes(wasm);
-    let _ = cached_host.load_bytes(&lean);
+    let _ = cached_host.load_bytes(lean);
     let load_bytes = |expected| measure(200, timed_load_bytes(&cached_host, wasm, expected));
     // The two builds alternately, under the same machine state.
     let cache_hit = verdict_sandbox::LoadSource::Cache;
@@ -440,7 +443,7 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], cache: &std::path::Pa
         200,
         &mut [
             timed_load_bytes(&cached_host, wasm, cache_hit),
-            timed_load_bytes(&cached_host, &lean, cache_hit),
+            timed_load_bytes(&cached_host, lean, cache_hit),
         ],
     )
     .try_into()
