@@ -6,6 +6,8 @@
 mod artifacts;
 mod memory;
 // Used by the component glue (wasm only); tested natively.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod lean;
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 mod packed;
 mod packet;

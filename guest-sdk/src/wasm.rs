@@ -79,19 +79,29 @@ pub use packed_progress_bindings::exports::verdict::packed::progress::Guest as P
 pub use progress_bindings::exports::verdict::verifier::progress::Guest as ProgressGuest;
 pub use wit::{Packet as WitPacket, Verdict as WitVerdict};
 
+/// What every entry point does first: on a lean build, install the panic
+/// report (std's own panic output goes nowhere there).
+fn enter() {
+    #[cfg(target_os = "unknown")]
+    crate::lean::report_panics();
+}
+
 /// Runs a completion verifier on a packet lowered by the host.
 pub fn run_check<V: Verifier + Default>(packet: WitPacket) -> WitVerdict {
+    enter();
     let verdict = V::default().check(&packet.into(), &HostArtifacts);
     verdict.into()
 }
 
 /// Runs a progress verifier on a packet lowered by the host.
 pub fn run_progress_key<P: ProgressKey + Default>(packet: WitPacket) -> String {
+    enter();
     P::default().progress_key(&packet.into(), &HostArtifacts)
 }
 
 /// Runs a completion verifier on a packed packet.
 pub fn run_check_packed<V: Verifier + Default>(packet: PackedPacket) -> PackedVerdict {
+    enter();
     let verdict = unpacked(packet, |packet| V::default().check(packet, &HostArtifacts));
     PackedVerdict {
         complete: verdict.complete,
@@ -102,6 +112,7 @@ pub fn run_check_packed<V: Verifier + Default>(packet: PackedPacket) -> PackedVe
 
 /// Runs a progress verifier on a packed packet.
 pub fn run_progress_key_packed<P: ProgressKey + Default>(packet: PackedProgressPacket) -> String {
+    enter();
     unpacked_for_progress(packet, |packet| {
         P::default().progress_key(packet, &HostArtifacts)
     })

@@ -28,7 +28,7 @@ const GUESTS: &[&str] = &[
 ];
 
 /// The guests also built lean, to compare with their `wasm32-wasip2` build.
-const LEAN_GUESTS: &[&str] = &["artifact-ready", "hostile-panic"];
+const LEAN_GUESTS: &[&str] = &["artifact-ready", "hostile-panic", "hostile-alloc-bomb"];
 
 fn main() -> ExitCode {
     match verdict_guest_build::write_guest_consts(GUESTS) {
