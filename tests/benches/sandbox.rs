@@ -415,9 +415,10 @@ fn load_rows(rows: &mut Vec<(String, Stats)>, wasm: &[u8], lean: &[u8], cache: &
     };
     rows.push(("(d) load: compile (no cache)".into(), compiles(wasm)));
     // The same verifier built lean (wasm32-unknown-unknown, made a
-    // component: no WASI imports), compiled and loaded beside it.
+    // component: from WASI only standard error), compiled and loaded
+    // beside it.
     let lean_name = format!(
-        "the same verifier built lean ({} KB, no WASI imports; this one {} KB)",
+        "the same verifier built lean ({} KB, only stderr from WASI; this one {} KB)",
         lean.len() / 1000,
         wasm.len() / 1000
     );

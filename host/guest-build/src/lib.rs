@@ -15,8 +15,8 @@ pub use error::Error;
 /// The target guests are compiled for.
 pub const GUEST_TARGET: &str = "wasm32-wasip2";
 /// The target lean guests are compiled for ([`GuestBuilder::lean`]): Rust's
-/// standard library without WASI, so the component imports nothing but
-/// verdict's own interfaces.
+/// standard library without WASI, so the component imports verdict's own
+/// interfaces and, for the SDK's panic messages, WASI's standard error.
 pub const LEAN_TARGET: &str = "wasm32-unknown-unknown";
 /// The directory under the workspace's `target/` that holds guest builds.
 pub const GUEST_TARGET_SUBDIR: &str = "wasm-guests";
@@ -121,10 +121,9 @@ impl GuestBuilder {
 
     /// Builds lean guests (default: off): for [`LEAN_TARGET`] instead of
     /// [`GUEST_TARGET`], each core module then made a component
-    /// (`<lib>.component.wasm` beside it). A lean component imports no WASI
-    /// interface, so it is smaller and loads faster; what it loses is
-    /// standard error (a panic traps with no message) and the rest of WASI,
-    /// which a verifier has no use for.
+    /// (`<lib>.component.wasm` beside it). A lean SDK verifier imports only
+    /// standard error from WASI, so it is smaller and loads and checks
+    /// faster; what it loses is the rest of WASI (clocks, random bytes).
     pub fn lean(mut self, lean: bool) -> Self {
         self.lean = lean;
         self

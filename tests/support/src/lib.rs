@@ -16,7 +16,7 @@ pub mod guests {
 }
 
 /// Lean builds of some of the same guests (`wasm32-unknown-unknown`, made
-/// components: no WASI imports), named as in [`guests`].
+/// components: from WASI only standard error), named as in [`guests`].
 pub mod lean_guests {
     include!(concat!(env!("OUT_DIR"), "/lean_guests.rs"));
 }
