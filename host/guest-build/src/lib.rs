@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 pub use consts::{const_name, rust_consts};
 pub use error::Error;
+pub use lean::{EncodeError, componentize_module};
 
 /// The target guests are compiled for.
 pub const GUEST_TARGET: &str = "wasm32-wasip2";
