@@ -40,6 +40,9 @@ enum Command {
     Check(commands::check::CheckArgs),
     /// Describe a .wasm file and say whether this host accepts it.
     Inspect(commands::inspect::InspectArgs),
+    /// Make a verifier built lean (a core module for wasm32-unknown-unknown,
+    /// with the verdict-guest SDK) a component.
+    Componentize(commands::componentize::ComponentizeArgs),
     /// Serve a scripted fake model provider on 127.0.0.1 (all four wire
     /// protocols, JSON and SSE) until interrupted.
     FakeProvider(commands::fake_provider::FakeProviderArgs),
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Console(args) => commands::console::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
+        Command::Componentize(args) => commands::componentize::run(args),
         Command::FakeProvider(args) => commands::fake_provider::run(args),
         Command::NewVerifier(args) => commands::new_verifier::run(args),
     };

@@ -4,6 +4,7 @@
 //! what they share.
 
 mod cli;
+mod componentize;
 mod config_errors;
 mod console;
 mod console_example;

@@ -19,7 +19,7 @@ pub enum LoadError {
     Corrupt(String),
     /// A core module was given where a component is required.
     #[error(
-        "a core WebAssembly module, not a component (build for wasm32-wasip2 or run `wasm-tools component new`)"
+        "a core WebAssembly module, not a component (build for wasm32-wasip2, or make it one with `verdict componentize` or `wasm-tools component new`)"
     )]
     CoreModule,
     /// The component imports something this host does not grant: every

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod componentize;
 pub mod console;
 pub mod demo;
 pub mod fake_provider;
