@@ -4,7 +4,7 @@
 //! error that writes nothing and leaves the module alone.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
-use crate::support::{examples, stderr, stdout, verdict};
+use crate::support::{check_json, stderr, stdout, verdict};
 use std::path::{Path, PathBuf};
 
 /// The artifact-ready sample's core module, built lean (up to date when
@@ -19,28 +19,6 @@ fn lean_module() -> PathBuf {
         })
         .unwrap_or_else(|e| panic!("{e}"));
     built[0].path.with_file_name("artifact_ready.wasm")
-}
-
-/// `verdict check` of `verifier` on `packet` with the examples' artifacts.
-fn check(verifier: &str, packet: &str, cache: &Path) -> (Option<i32>, String) {
-    let packet = examples().join("packets").join(packet);
-    let artifacts = examples().join("artifacts");
-    let out = verdict(
-        &[
-            "check",
-            "--verifier",
-            verifier,
-            "--packet",
-            packet.to_str().unwrap(),
-            "--artifacts",
-            artifacts.to_str().unwrap(),
-            "--json",
-        ],
-        cache,
-    );
-    let json: serde_json::Value = serde_json::from_str(&stdout(&out))
-        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&out), stderr(&out)));
-    (out.status.code(), json["verdict"]["reason"].to_string())
 }
 
 #[test]
@@ -92,11 +70,15 @@ fn a_lean_module_becomes_a_component_that_decides_as_the_sample_does() {
     );
 
     // Decides as the embedded (wasm32-wasip2) build of the same sample.
-    for (packet, code) in [("ready.json", 0), ("premature.json", 1)] {
-        let lean = check(component.to_str().unwrap(), packet, dir.path());
-        let builtin = check("builtin:artifact-ready", packet, dir.path());
-        assert_eq!(lean, builtin, "{packet}");
-        assert_eq!(lean.0, Some(code), "{packet}");
+    for (packet, code) in [("ready", 0), ("premature", 1)] {
+        let (lean_code, lean) = check_json(component.to_str().unwrap(), packet, dir.path());
+        let (builtin_code, builtin) = check_json("builtin:artifact-ready", packet, dir.path());
+        assert_eq!(lean["verdict"], builtin["verdict"], "{packet}");
+        assert_eq!(
+            (lean_code, builtin_code),
+            (Some(code), Some(code)),
+            "{packet}"
+        );
     }
 }
 

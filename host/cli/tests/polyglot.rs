@@ -36,26 +36,7 @@ fn cache() -> PathBuf {
 /// `verdict check --json` of `verifier` on `examples/packets/{packet}.json`
 /// with the example artifacts: (exit code, the JSON answer).
 fn check(verifier: &str, packet: &str) -> (Option<i32>, Value) {
-    let examples = support::examples();
-    let packet = examples.join(format!("packets/{packet}.json"));
-    let artifacts = examples.join("artifacts");
-    let output = support::verdict(
-        &[
-            "check",
-            "--verifier",
-            verifier,
-            "--packet",
-            packet.to_str().unwrap(),
-            "--artifacts",
-            artifacts.to_str().unwrap(),
-            "--json",
-        ],
-        &cache(),
-    );
-    let out = support::stdout(&output);
-    let value = serde_json::from_str(&out)
-        .unwrap_or_else(|e| panic!("{e}: {out} {}", support::stderr(&output)));
-    (output.status.code(), value)
+    support::check_json(verifier, packet, &cache())
 }
 
 /// The sample decides both example packets exactly as the Rust sample.

@@ -117,6 +117,31 @@ pub fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
+/// `verdict check --json` of `verifier` on `examples/packets/{packet}.json`
+/// with the example artifacts: (exit code, the JSON answer).
+pub fn check_json(verifier: &str, packet: &str, cache: &Path) -> (Option<i32>, serde_json::Value) {
+    let examples = examples();
+    let packet = examples.join(format!("packets/{packet}.json"));
+    let artifacts = examples.join("artifacts");
+    let output = verdict(
+        &[
+            "check",
+            "--verifier",
+            verifier,
+            "--packet",
+            packet.to_str().unwrap(),
+            "--artifacts",
+            artifacts.to_str().unwrap(),
+            "--json",
+        ],
+        cache,
+    );
+    let out = stdout(&output);
+    let value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {}", stderr(&output)));
+    (output.status.code(), value)
+}
+
 /// Polls `done` until it holds; panics naming `what` after [`BOUND`].
 pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + BOUND;
