@@ -182,3 +182,29 @@ fn a_lean_verifier_grows_memory_up_to_the_cap() {
         outcome.metrics.peak_memory_bytes
     );
 }
+
+#[test]
+fn a_lean_verifier_sees_every_packet_as_its_wasip2_build_does() {
+    // The echo guest serializes the packet it got to JSON (and hashes an
+    // echo too long to answer): thousands of allocations, reallocations
+    // and frees of every size, up to the largest packet's 32 KiB of output
+    // and 100 observations, through the SDK's lean allocator.
+    let (tenant, _) = verdict_test_support::ready_tenant("lean-echo");
+    let builds = [load(guests::PACKET_ECHO), load(lean_guests::PACKET_ECHO)];
+    for packet in [
+        verdict_test_support::read_packet(),
+        verdict_test_support::max_packet(),
+    ] {
+        let [wasip2, lean] = builds.each_ref().map(|verifier| {
+            let key = verifier
+                .progress_key(&tenant, &packet, &CheckContext::new())
+                .result;
+            let verdict = verifier
+                .check(&tenant, &packet, &CheckContext::new())
+                .result;
+            (key, verdict)
+        });
+        assert!(wasip2.0.is_ok() && wasip2.1.is_ok(), "{wasip2:?}");
+        assert_eq!(lean, wasip2);
+    }
+}

@@ -28,7 +28,12 @@ const GUESTS: &[&str] = &[
 ];
 
 /// The guests also built lean, to compare with their `wasm32-wasip2` build.
-const LEAN_GUESTS: &[&str] = &["artifact-ready", "hostile-panic", "hostile-alloc-bomb"];
+const LEAN_GUESTS: &[&str] = &[
+    "artifact-ready",
+    "hostile-panic",
+    "hostile-alloc-bomb",
+    "packet-echo",
+];
 
 fn main() -> ExitCode {
     match verdict_guest_build::write_guest_consts(GUESTS) {
