@@ -18,6 +18,13 @@ pub enum WasmKind {
     NotWasm,
 }
 
+impl WasmKind {
+    /// What `bytes` are, by their 8-byte header (nothing else is read).
+    pub fn of(bytes: &[u8]) -> Self {
+        kind(bytes)
+    }
+}
+
 /// A verifier role, from the interfaces a component exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

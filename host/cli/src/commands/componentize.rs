@@ -29,8 +29,7 @@ pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
     let max = verdict_sandbox::LoadLimits::default().max_component_bytes;
     let core = verdict_sandbox::read_component(&args.module, max)
         .with_context(|| format!("cannot read {shown}"))?;
-    let host = args.host.host()?;
-    match host.inspect(&core).kind {
+    match WasmKind::of(&core) {
         WasmKind::CoreModule => {}
         WasmKind::Component => bail!("{shown} is already a component: load it as it is"),
         WasmKind::NotWasm => bail!("{shown} is not a WebAssembly module"),
@@ -49,7 +48,7 @@ pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
         component.len(),
         core.len()
     )?;
-    let info = host.inspect(&component);
+    let info = args.host.host()?.inspect(&component);
     Ok(match info.rejected {
         None => {
             crate::outln!("accepted: yes")?;
