@@ -1,8 +1,8 @@
 //! Loads through the compile cache's digest index: an unchanged file loads
 //! again as the same verifier; a changed file (new contents, however
 //! quickly rewritten) is read, hashed and admitted again; bytes loaded
-//! before are found by their BLAKE3 hash, under the limits they were
-//! admitted with; a damaged or missing index or cache entry costs a
+//! before are found by their BLAKE3 hash (and, in the host that loaded
+//! them, by comparison), under the limits they were admitted with; a damaged or missing index or cache entry costs a
 //! recompile, never a wrong verifier.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
@@ -317,4 +317,38 @@ fn an_entry_is_marked_for_mapping_only_once_checked_on_disk() {
         8,
         "checked on disk: the checksum and the file identity"
     );
+}
+
+#[test]
+fn bytes_loaded_before_are_known_by_their_contents_not_their_buffer() {
+    let cache = tempfile::tempdir().unwrap();
+    let host = host(cache.path());
+    let mut bytes = std::fs::read(guests::ARTIFACT_READY).unwrap();
+    let digest = |b: &[u8]| hex::encode(Sha256::digest(b));
+    let original = digest(&bytes);
+    let (first, _) = host.load_bytes(&bytes).unwrap();
+    assert_eq!(first.digest(), original);
+    drop(first);
+    // The same buffer rewritten in place, same length: its last byte ends
+    // the `producers` section's "wit-component 0.245.1", still a valid
+    // component, now another one.
+    let last = bytes.len() - 1;
+    assert_eq!(bytes[last], b'1');
+    bytes[last] = b'2';
+    let variant = digest(&bytes);
+    let (second, source) = host.load_bytes(&bytes).unwrap();
+    assert_eq!(
+        (second.digest(), source),
+        (variant.as_str(), verdict_sandbox::LoadSource::Compiled)
+    );
+    drop(second);
+    // Each loads again as itself, from the cache.
+    for (byte, expected) in [(b'1', &original), (b'2', &variant), (b'1', &original)] {
+        bytes[last] = byte;
+        let (verifier, source) = host.load_bytes(&bytes).unwrap();
+        assert_eq!(
+            (verifier.digest(), source),
+            (expected.as_str(), verdict_sandbox::LoadSource::Cache)
+        );
+    }
 }

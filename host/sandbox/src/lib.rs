@@ -10,6 +10,7 @@ mod census;
 mod checker;
 mod clock;
 mod component;
+mod content;
 mod convert;
 mod deny;
 mod error;
