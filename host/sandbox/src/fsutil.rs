@@ -70,7 +70,7 @@ pub(crate) fn is_not_openable(err: &io::Error) -> bool {
 /// What identifies one version of a file's contents: device, inode, size,
 /// modification and status-change times (nanoseconds). Any write changes
 /// the status-change time, which a user cannot set back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct FileIdentity(pub(crate) [u64; 7]);
 
 impl FileIdentity {

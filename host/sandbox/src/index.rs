@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use twox_hash::XxHash3_128;
 
 /// What an index entry is recorded under.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum IndexKey {
     /// One version of a component file.
     File(FileIdentity),
@@ -85,8 +85,8 @@ impl LimitsKey {
 pub(crate) struct DigestIndex {
     dir: PathBuf,
     limits: LimitsKey,
-    /// Entries this process read or wrote, by file name.
-    known: Remembered<String, (String, Footprint)>,
+    /// Entries this process read or wrote (the limits are the index's).
+    known: Remembered<IndexKey, (String, Footprint)>,
 }
 
 impl DigestIndex {
@@ -104,12 +104,11 @@ impl DigestIndex {
 
     /// The digest and footprint recorded for `key`.
     pub(crate) fn get(&self, key: &IndexKey) -> Option<(String, Footprint)> {
-        let name = key.name(&self.limits);
-        if let Some(known) = self.known.get(&name) {
+        if let Some(known) = self.known.get(key) {
             return Some(known);
         }
-        let entry = read_entry(&self.dir.join(&name))?;
-        self.known.put(name, entry.clone());
+        let entry = read_entry(&self.dir.join(key.name(&self.limits)))?;
+        self.known.put(*key, entry.clone());
         Some(entry)
     }
 
@@ -124,9 +123,8 @@ impl DigestIndex {
             "{digest} {} {} {} {}\n",
             footprint.core_instances, footprint.memories, footprint.tables, footprint.code_bytes
         );
-        let name = key.name(&self.limits);
-        write_atomic(&self.dir, &name, &[text.as_bytes()])?;
-        self.known.put(name, (digest.to_owned(), *footprint));
+        write_atomic(&self.dir, &key.name(&self.limits), &[text.as_bytes()])?;
+        self.known.put(*key, (digest.to_owned(), *footprint));
         Ok(())
     }
 }
