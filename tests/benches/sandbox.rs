@@ -5,7 +5,8 @@
 //! (a) fresh-sandbox check (new store + instantiate + call), small and
 //!     maximal packets, with and without the pooling allocator; with it,
 //!     through the packed entry point (the default) and through the
-//!     standard export, taking turns;
+//!     standard export, taking turns; and the default alone (one host, one
+//!     verifier, back to back, as the rows were first measured);
 //! (b) the same check logic as a native Rust closure, direct and with JSON
 //!     in/out (what a JSON plugin ABI pays);
 //! (c) the same logic in a native process spawned per check (this binary,
@@ -259,6 +260,14 @@ fn main() {
         .filter(|&pooling| runs("a") || (pooling && runs("a-pooled")))
     {
         let alloc = if pooling { "pooling" } else { "on-demand" };
+        if pooling {
+            alone_rows(
+                &mut rows,
+                &wasm,
+                &tenant,
+                [("small", &small), ("max", &large)],
+            );
+        }
         let mut entries = vec![("", host(pooling, None), &wasm)];
         if pooling {
             entries.push((
@@ -391,6 +400,34 @@ fn main() {
         sleep_rows(&mut rows, &host, &tenant, &small, &wasm);
     }
     print_table(&rows, &breakdown);
+}
+
+/// The default fresh check (pooling, packed entry point) of one verifier,
+/// back to back, with no other host in the process: how the rows
+/// were first measured, and what a host serving one verifier sees. (The
+/// rows after it take turns between three hosts, to compare them under the
+/// same machine state.)
+fn alone_rows(
+    rows: &mut Vec<(String, Stats)>,
+    wasm: &[u8],
+    tenant: &Tenant,
+    packets: [(&str, &CheckPacket); 2],
+) {
+    let host = host(true, None);
+    let verifier = verifier_for(&host, wasm);
+    for (name, packet) in packets {
+        let stats = measure(
+            3000,
+            timed(|| {
+                let report = verifier.check(tenant, packet, &CheckContext::new());
+                assert!(report.result.is_ok_and(|v| v.complete));
+            }),
+        );
+        rows.push((
+            format!("(a) wasm, fresh store per check, pooling, {name} packet, one verifier alone, back to back"),
+            stats,
+        ));
+    }
 }
 
 /// One timed `load_bytes` of `bytes`, asserting where the code came from.
@@ -819,14 +856,10 @@ fn print_table(rows: &[(String, Stats)], breakdown: &[(String, Vec<CallStages>)]
             println!("| {packet} | {} |", cells.join(" | "));
         }
     }
-    let get = |prefix: &str| {
-        rows.iter()
-            .find(|(n, _)| n.starts_with(prefix))
-            .map(|(_, s)| s.p50)
-    };
+    let get = |name: &str| rows.iter().find(|(n, _)| n == name).map(|(_, s)| s.p50);
     if let (Some(a), Some(c)) = (
-        get("(a) wasm, fresh store per check, pooling, small"),
-        get("(c) native process per check, small"),
+        get("(a) wasm, fresh store per check, pooling, small packet"),
+        get("(c) native process per check, small packet"),
     ) {
         println!(
             "\nratio (c)/(a) small packet p50: {:.0}x",
@@ -834,8 +867,8 @@ fn print_table(rows: &[(String, Stats)], breakdown: &[(String, Vec<CallStages>)]
         );
     }
     if let (Some(a), Some(c)) = (
-        get("(a) wasm, fresh store per check, pooling, max"),
-        get("(c) native process per check, max"),
+        get("(a) wasm, fresh store per check, pooling, max packet"),
+        get("(c) native process per check, max packet"),
     ) {
         println!(
             "ratio (c)/(a) max packet p50: {:.0}x",
@@ -858,7 +891,7 @@ fn print_table(rows: &[(String, Stats)], breakdown: &[(String, Vec<CallStages>)]
         }
     }
     if let (Some(compile), Some(cached)) = (
-        get("(d) load: compile"),
+        get("(d) load: compile (no cache)"),
         get("(d) load: from compile cache"),
     ) {
         println!(
