@@ -283,3 +283,90 @@ fn a_js_verdict_with_a_non_boolean_complete_traps() {
     let wasm = componentize_js(&project);
     a_non_boolean_complete_traps(&wasm, &project);
 }
+
+/// The repository README's *Writing a verifier* section.
+fn writing_a_verifier() -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let start = readme.find("\n## Writing a verifier\n").unwrap();
+    let rest = &readme[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
+    rest[..end].to_owned()
+}
+
+/// Each recipe a newcomer follows names what it needs: the Rust target
+/// (before the build), the example commands, and the packet's field names
+/// as each language spells them — in the root README and in each
+/// generated project's README.
+#[test]
+fn the_recipes_name_the_target_the_examples_and_each_language_spelling() {
+    let section = writing_a_verifier();
+    let target = section.find("rustup target add wasm32-wasip2");
+    let build = section.find("cargo build --release --target wasm32-wasip2");
+    assert!(
+        target.is_some() && target < build,
+        "no `rustup target add wasm32-wasip2` before the first build"
+    );
+    let recipe = &section[section.find("verdict new-verifier --lang rust").unwrap()..];
+    let (rustup, build) = (
+        recipe.find("rustup target add wasm32-wasip2"),
+        recipe.find("cargo build --release --target wasm32-wasip2"),
+    );
+    assert!(
+        rustup.is_some() && rustup < build,
+        "the new-verifier recipe"
+    );
+    let spellings = [
+        // (packet JSON, Rust, Python, JavaScript)
+        [
+            "`executionId`",
+            "execution_id",
+            "execution_id",
+            "executionId",
+        ],
+        ["`.toolName`", "tool_name", "tool_name", "toolName"],
+        ["`.callId`", "call_id", "call_id", "callId"],
+        [
+            "`.outcome.status`",
+            "OutcomeStatus::Succeeded",
+            "OutcomeStatus.SUCCEEDED",
+            "'succeeded'",
+        ],
+        [
+            "`observedToolCalls`",
+            "observed_tool_calls",
+            "observed_tool_calls",
+            "observedToolCalls",
+        ],
+        ["`taskState`", "payload_json", "payload_json", "payloadJson"],
+    ];
+    for row in &spellings {
+        let line = section
+            .lines()
+            .find(|line| line.starts_with(&format!("| {} ", row[0])))
+            .unwrap_or_else(|| panic!("no table row for {}", row[0]));
+        for spelling in &row[1..] {
+            assert!(line.contains(spelling), "{line} lacks {spelling}");
+        }
+    }
+    for packet in ["complete.json", "not-complete.json"] {
+        let command = format!("--packet examples/{packet} --artifacts examples/artifacts");
+        assert!(section.contains(&command), "{command}");
+    }
+    for (lang, column, must) in [
+        ("rust", 1, &["rustup target add wasm32-wasip2"][..]),
+        ("python", 2, &[][..]),
+        ("js", 3, &[][..]),
+    ] {
+        let (_dir, project) = scaffolded(lang, &format!("{lang}-readme"));
+        let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+        for spelling in spellings
+            .iter()
+            .map(|row| row[column])
+            .chain(must.iter().copied())
+        {
+            assert!(readme.contains(spelling), "{lang} README lacks {spelling}");
+        }
+    }
+}
