@@ -7,11 +7,25 @@ from wit_world.imports.artifacts import (
     ArtifactError_LimitReached,
     ArtifactError_NotFound,
 )
-from wit_world.imports.types import Packet
+from wit_world.imports.types import (
+    Effect,
+    FailureKind,
+    Observation,
+    Outcome,
+    OutcomeStatus,
+    Packet,
+)
 
-from verifier import FEEDBACK, STATUS_ID, check
+from verifier import FEEDBACK, STATUS_ID, WRITE_TOOL, check
 
-PACKET = Packet("exec-1", 1, "", False, [], 0, False, None)
+
+def wrote(outcome: Outcome | None) -> Packet:
+    """A packet with one `write_artifact` call that had `outcome`."""
+    call = Observation(WRITE_TOOL, "call-1", Effect.WRITE, outcome)
+    return Packet("exec-1", 1, "", False, [call], 1, False, None)
+
+
+PACKET = wrote(Outcome(OutcomeStatus.SUCCEEDED, None, True, None))
 
 
 def reader(items: dict[str, str]):
@@ -28,8 +42,24 @@ def reader(items: dict[str, str]):
 
 def test_complete_when_status_says_done():
     verdict = check(PACKET, reader({STATUS_ID: '{"done": true}'}))
-    assert verdict.complete
+    assert verdict.complete is True
     assert verdict.feedback is None
+
+
+@pytest.mark.parametrize(
+    "packet",
+    [
+        Packet("exec-1", 1, "", False, [], 0, False, None),
+        wrote(Outcome(OutcomeStatus.FAILED, FailureKind.PERMISSION, False, None)),
+        wrote(None),
+    ],
+    ids=["no-calls", "denied", "no-outcome"],
+)
+def test_not_complete_without_a_successful_write(packet):
+    verdict = check(packet, reader({STATUS_ID: '{"done": true}'}))
+    assert verdict.complete is False
+    assert verdict.reason == "no successful write_artifact call"
+    assert verdict.feedback == FEEDBACK
 
 
 @pytest.mark.parametrize(
@@ -43,7 +73,7 @@ def test_complete_when_status_says_done():
 )
 def test_not_complete_otherwise(items, reason):
     verdict = check(PACKET, reader(items))
-    assert not verdict.complete
+    assert verdict.complete is False
     assert verdict.reason == reason
     assert verdict.feedback == FEEDBACK
 

@@ -1,8 +1,11 @@
 """`{{name}}`: a verdict completion checker.
 
-Complete only when artifact `status.json` is JSON with `"done": true`;
-otherwise not complete, with feedback telling the model what to do. Replace
-the logic with your own; `pytest` runs it natively.
+Complete only when the model wrote an artifact during this execution (a
+`write_artifact` call succeeded: a `status.json` left by an earlier run does
+not count) and artifact `status.json` is JSON with `"done": true`; otherwise
+not complete, with feedback telling the model what to do. Replace the logic
+with your own; `pytest` runs it natively, and on the shipped `examples/`
+(see README.md).
 
 `check` takes the artifact reader as an argument: `app.py` hands it the
 host's `artifacts.read`, the tests an in-memory one.
@@ -20,11 +23,13 @@ from wit_world.imports.artifacts import (
     ArtifactError_NotFound,
     ArtifactError_TooLarge,
 )
-from wit_world.imports.types import Packet, Verdict
+from wit_world.imports.types import OutcomeStatus, Packet, Verdict
 
 STATUS_ID = "status.json"
 """The artifact that must say the work is done."""
-FEEDBACK = 'Write status.json with "done": true once the task is finished.'
+WRITE_TOOL = "write_artifact"
+"""The tool whose successful call shows the model wrote it."""
+FEEDBACK = 'Write status.json with "done": true (write_artifact) once the task is finished.'
 """Feedback returned whenever the execution is not complete."""
 
 Reader = Callable[[str], Artifact]
@@ -32,7 +37,14 @@ Reader = Callable[[str], Artifact]
 
 
 def check(packet: Packet, read: Reader) -> Verdict:
-    """Decides whether the execution is complete."""
+    """Decides whether the execution is complete.
+
+    Return a `Verdict` whose `complete` is `True` or `False` (not merely
+    truthy) and whose `reason` and `feedback` are `str` or `None`: `app.py`
+    refuses anything else.
+    """
+    if not succeeded(packet, WRITE_TOOL):
+        return not_complete("no successful write_artifact call")
     try:
         artifact = read(STATUS_ID)
     except Err as refused:
@@ -47,6 +59,16 @@ def check(packet: Packet, read: Reader) -> Verdict:
     if isinstance(status, dict) and status.get("done") is True:
         return Verdict(complete=True, reason="status.json says done", feedback=None)
     return not_complete("status.json does not say done")
+
+
+def succeeded(packet: Packet, tool: str) -> bool:
+    """True when any call of `tool` has an authentic `succeeded` outcome."""
+    return any(
+        observation.tool_name == tool
+        and observation.outcome is not None
+        and observation.outcome.status == OutcomeStatus.SUCCEEDED
+        for observation in packet.observations
+    )
 
 
 def error_code(error: ArtifactError) -> str:

@@ -23,15 +23,20 @@ macro_rules! files {
     };
 }
 
-const RUST: &[(&str, &str)] =
-    files!("rust": "Cargo.toml.tmpl", "src/lib.rs", "README.md", ".gitignore");
+const RUST: &[(&str, &str)] = files!("rust":
+    "Cargo.toml.tmpl", "src/lib.rs", "tests/examples.rs", "README.md", ".gitignore",
+    "examples/complete.json", "examples/not-complete.json", "examples/artifacts/status.json",
+);
 const PYTHON: &[(&str, &str)] = files!("python":
-    "app.py", "verifier.py", "test_verifier.py", "conftest.py", "requirements.txt", "README.md",
-    ".gitignore",
+    "app.py", "verifier.py", "test_verifier.py", "test_app.py", "conftest.py", "requirements.txt",
+    "README.md", ".gitignore",
+    "examples/complete.json", "examples/not-complete.json", "examples/artifacts/status.json",
 );
 const JS: &[(&str, &str)] = files!("js":
-    "package.json", "src/component.js", "src/verifier.js", "test/verifier.test.js", "README.md",
+    "package.json", "src/component.js", "src/checked.js", "src/verifier.js",
+    "test/verifier.test.js", "test/checked.test.js", "test/examples.test.js", "README.md",
     ".gitignore",
+    "examples/complete.json", "examples/not-complete.json", "examples/artifacts/status.json",
 );
 
 /// The files of `lang`'s project named `name` (`[a-z][a-z0-9-]*`), as

@@ -14,4 +14,22 @@ class Completion(exports.Completion):
     """The completion role, backed by the host's artifacts."""
 
     def check(self, packet: Packet) -> Verdict:
-        return artifact_ready.check(packet, artifacts.read)
+        return checked(artifact_ready.check(packet, artifacts.read))
+
+
+def checked(verdict: Verdict) -> Verdict:
+    """`verdict`, or a `TypeError` (the host reports a trap) unless it is a
+    `Verdict` with a `bool` `complete` and `str` or `None` reason and feedback.
+
+    componentize-py hands the host the truth value of `complete`:
+    `Verdict(complete="no", ...)` would be complete.
+    """
+    if not isinstance(verdict, Verdict):
+        raise TypeError(f"check must return a Verdict, not {type(verdict).__name__}")
+    if not isinstance(verdict.complete, bool):
+        raise TypeError(f"Verdict.complete must be True or False, not {verdict.complete!r}")
+    for field in ("reason", "feedback"):
+        value = getattr(verdict, field)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"Verdict.{field} must be a str or None, not {value!r}")
+    return verdict

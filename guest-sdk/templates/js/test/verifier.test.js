@@ -2,17 +2,28 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 
-import { FEEDBACK, STATUS_ID, check } from '../src/verifier.js';
+import { FEEDBACK, STATUS_ID, WRITE_TOOL, check } from '../src/verifier.js';
 
-const PACKET = {
-  executionId: 'exec-1',
-  iteration: 1,
-  outputText: '',
-  outputTruncated: false,
-  observations: [],
-  observedToolCalls: 0,
-  observationsTruncated: false,
-};
+/** A packet with one `write_artifact` call per outcome given. */
+function wrote(...outcomes) {
+  const observations = outcomes.map((outcome, i) => ({
+    toolName: WRITE_TOOL,
+    callId: `call-${i + 1}`,
+    effect: 'write',
+    outcome,
+  }));
+  return {
+    executionId: 'exec-1',
+    iteration: 1,
+    outputText: '',
+    outputTruncated: false,
+    observations,
+    observedToolCalls: observations.length,
+    observationsTruncated: false,
+  };
+}
+
+const PACKET = wrote({ status: 'succeeded', executed: true });
 
 /** `read` over `items`, refusing like the host. */
 function reader(items) {
@@ -28,6 +39,20 @@ it('is complete when status.json says done', () => {
   assert.equal(verdict.complete, true);
   assert.equal(verdict.feedback, undefined);
 });
+
+for (const [name, packet] of [
+  ['no calls', wrote()],
+  ['a denied call', wrote({ status: 'failed', failure: 'permission', executed: false })],
+  ['a call without outcome', wrote(undefined)],
+]) {
+  it(`is not complete after ${name}`, () => {
+    assert.deepEqual(check(packet, reader({ [STATUS_ID]: '{"done": true}' })), {
+      complete: false,
+      reason: 'no successful write_artifact call',
+      feedback: FEEDBACK,
+    });
+  });
+}
 
 for (const [items, reason] of [
   [{}, 'status.json does not exist'],
