@@ -330,8 +330,10 @@ impl Managed {
 /// is cancelled (`None`). At the deadline, and on cancellation once
 /// `signal` has told the checker, the call gets one last poll so a checker
 /// that honours its context (a wasm verifier) gives its own account; a
-/// checker that does not is dropped unfinished. A panicking checker is a
-/// checker failure.
+/// checker that does not is dropped unfinished. Then `signal`
+/// fires, however the check ended (past the deadline, a closure still
+/// running on the blocking pool sees it and can stop). A panicking checker
+/// is a checker failure.
 async fn drive<T>(
     call: CheckFuture<'_, T>,
     deadline: Instant,
@@ -353,15 +355,16 @@ async fn drive<T>(
     };
     let answered = match answered {
         Ok(answered) => answered,
-        Err(_elapsed) => match (&mut call).now_or_never() {
-            Some(answered) => answered,
-            None => return Some(Err(CheckerError::Timeout)),
-        },
+        Err(_elapsed) => (&mut call)
+            .now_or_never()
+            .unwrap_or(Ok(Err(CheckerError::Timeout))),
     };
-    Some(
-        answered
-            .unwrap_or_else(|_panic| Err(CheckerError::Failed("the checker panicked".to_owned()))),
-    )
+    // The check is over: whatever it left running (a closure on the
+    // blocking pool, which may have answered for it) is told to stop.
+    signal.cancel();
+    let answered = answered
+        .unwrap_or_else(|_panic| Err(CheckerError::Failed("the checker panicked".to_owned())));
+    Some(answered)
 }
 
 fn error(kind: CheckKind, error: CheckerError) -> Answer {
