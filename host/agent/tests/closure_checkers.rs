@@ -259,3 +259,52 @@ async fn a_closure_polling_its_context_stops_at_the_deadline() {
 async fn a_closure_awaiting_its_signal_stops_at_the_deadline() {
     a_closure_sees_its_signal_at_the_deadline(false).await;
 }
+
+/// A custom async checker whose verdict becomes ready only once its
+/// deadline has passed (it wakes itself until then), ignoring its signal:
+/// the verdict arrives late by construction, whatever the scheduling.
+struct ReadyJustAfterTheDeadline;
+
+impl verdict_policy::CompletionChecker for ReadyJustAfterTheDeadline {
+    fn check<'a>(
+        &'a self,
+        _: &'a verdict_policy::CheckPacket,
+        ctx: &'a verdict_policy::CheckContext,
+    ) -> verdict_policy::CheckFuture<'a, Verdict> {
+        let deadline = ctx
+            .deadline()
+            .expect("the loop gives every check a deadline");
+        Box::pin(std::future::poll_fn(move |cx| {
+            if std::time::Instant::now() >= deadline {
+                return std::task::Poll::Ready(Ok(Verdict {
+                    complete: true,
+                    reason: None,
+                    feedback: None,
+                }));
+            }
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_custom_checker_ready_after_its_deadline_is_a_timeout() {
+    let model = scripted(vec![ScriptedTurn::text("done")]);
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .checkers(Checkers::new().with_completion(Arc::new(ReadyJustAfterTheDeadline)))
+        .build()
+        .unwrap();
+    let options = RunOptions::default().with_checker_timeout(std::time::Duration::from_millis(20));
+    let response = agent.run("Finish.", options).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(verdict_policy::StopReason::CheckerError),
+        "a late verdict confirmed the run"
+    );
+    assert_eq!(
+        response.loop_diagnostics.unwrap().checker_error,
+        Some(verdict_policy::CheckerErrorKind::Timeout)
+    );
+}

@@ -329,11 +329,14 @@ impl Managed {
 /// Awaits a checker call until it answers, its `deadline` passes or the run
 /// is cancelled (`None`). At the deadline, and on cancellation once
 /// `signal` has told the checker, the call gets one last poll so a checker
-/// that honours its context (a wasm verifier) gives its own account; a
-/// checker that does not is dropped unfinished. Then `signal`
+/// that honours its context (a wasm verifier) gives its own account of an
+/// error; a checker that does not is dropped unfinished. Then `signal`
 /// fires, however the check ended (past the deadline, a closure still
-/// running on the blocking pool sees it and can stop). A panicking checker
-/// is a checker failure.
+/// running on the blocking pool sees it and can stop). An answer given at
+/// or after the deadline (in that last poll, or ready in the gap between
+/// the deadline and its timer) is a timeout: a late verdict never confirms
+/// an execution, whatever kind of checker gave it. A panicking checker is a
+/// checker failure.
 async fn drive<T>(
     call: CheckFuture<'_, T>,
     deadline: Instant,
@@ -364,7 +367,10 @@ async fn drive<T>(
     signal.cancel();
     let answered = answered
         .unwrap_or_else(|_panic| Err(CheckerError::Failed("the checker panicked".to_owned())));
-    Some(answered)
+    Some(match answered {
+        Ok(_) if Instant::now() >= deadline => Err(CheckerError::Timeout),
+        answered => answered,
+    })
 }
 
 fn error(kind: CheckKind, error: CheckerError) -> Answer {
