@@ -269,6 +269,15 @@ impl AsyncQueue {
         self.arrived.drain(..).collect()
     }
 
+    /// Puts deliveries taken with [`AsyncQueue::take_arrived`] but not
+    /// imported back at the front of the queue, in order (they were
+    /// delivered already: a repeat of one is still refused).
+    pub(crate) fn requeue(&mut self, deliveries: impl DoubleEndedIterator<Item = AsyncDelivery>) {
+        for delivery in deliveries.rev() {
+            self.arrived.push_front(delivery);
+        }
+    }
+
     /// The calls still awaited, as expected deliveries.
     pub(crate) fn awaited(&self) -> Vec<AsyncDelivery> {
         self.awaited

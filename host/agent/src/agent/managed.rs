@@ -171,6 +171,14 @@ impl Managed {
         decision
     }
 
+    /// Before an import: the stop that leaves the delivery (and those after
+    /// it) queued, when the execution ended or reached a tracking bound.
+    pub(crate) fn before_import(&mut self) -> Option<StopReason> {
+        let stop = self.exec.before_import();
+        self.publish();
+        stop
+    }
+
     /// Imports a delivered async result.
     pub(crate) fn import(&mut self, delivery: &AsyncDelivery) -> Decision {
         let (sequence, key) = self.key(delivery);
@@ -186,6 +194,7 @@ impl Managed {
         let (sequence, key) = self.key(delivery);
         self.exec
             .expect_delivery(&delivery.as_policy(sequence, &key));
+        self.publish();
     }
 
     /// How the engine knows a delivery: this execution's own call (a
