@@ -235,7 +235,7 @@ async fn a_closure_sees_its_signal_at_the_deadline(polls: bool) {
         .checkers(checkers)
         .build()
         .unwrap();
-    let options = RunOptions::default().with_checker_timeout(std::time::Duration::from_millis(30));
+    let options = RunOptions::default().with_checker_timeout(std::time::Duration::from_millis(200));
     let response = agent.run("Finish.", options).await.unwrap();
     assert_eq!(
         response.status,
