@@ -9,7 +9,6 @@
 //! blocking closure wrapped in [`CompletionFn`] / [`ProgressFn`].
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use verdict_policy::{
     CheckContext, CheckFuture, CheckPacket, CheckerError, CheckerIdentities, CompletionChecker,
@@ -181,8 +180,8 @@ async fn inline<T>(
     ctx: &CheckContext,
     call: &(impl Fn(&CheckPacket, &CheckContext) -> Result<T, CheckerError> + ?Sized),
 ) -> Result<T, CheckerError> {
-    if ctx.is_cancelled() {
-        return Err(CheckerError::Cancelled);
+    if let Some(stop) = ctx.interruption() {
+        return Err(stop);
     }
     on_time(ctx, call(packet, ctx))
 }
@@ -193,21 +192,23 @@ async fn inline<T>(
 /// deadline's timer fired) still returns: its late verdict must not confirm
 /// the execution, as if it had been abandoned at the deadline.
 fn on_time<T>(ctx: &CheckContext, answer: Result<T, CheckerError>) -> Result<T, CheckerError> {
-    match ctx.deadline() {
-        Some(deadline) if Instant::now() > deadline => Err(CheckerError::Timeout),
-        _ => answer,
+    if ctx.timed_out() {
+        return Err(CheckerError::Timeout);
     }
+    answer
 }
 
-/// Runs `call` on a blocking thread and waits for it or the cancellation of
-/// `ctx`, whichever comes first.
+/// Runs `call` on a blocking thread and waits for it or the signal of
+/// `ctx` (cancellation or deadline), whichever comes first. The closure gets
+/// a clone of `ctx`: its signal fires at the deadline too, so a closure that
+/// watches it stops there instead of running on in the pool.
 async fn blocking<T: Send + 'static>(
     packet: &CheckPacket,
     ctx: &CheckContext,
     call: impl FnOnce(&CheckPacket, &CheckContext) -> Result<T, CheckerError> + Send + 'static,
 ) -> Result<T, CheckerError> {
-    if ctx.is_cancelled() {
-        return Err(CheckerError::Cancelled);
+    if let Some(stop) = ctx.interruption() {
+        return Err(stop);
     }
     if tokio::runtime::Handle::try_current().is_err() {
         return on_time(ctx, call(packet, ctx));
@@ -219,7 +220,7 @@ async fn blocking<T: Send + 'static>(
     });
     tokio::select! {
         biased;
-        () = ctx.cancelled() => Err(CheckerError::Cancelled),
+        () = ctx.cancelled() => Err(ctx.interruption().unwrap_or(CheckerError::Cancelled)),
         joined = task => joined.unwrap_or_else(|_| {
             Err(CheckerError::Failed("the checker panicked".to_owned()))
         }),

@@ -107,8 +107,8 @@ impl HelperModel {
     pub async fn ask(&self, prompt: &str, ctx: &CheckContext) -> Result<String, HelperError> {
         // Connectors need the runtime's IO and timer drivers.
         tokio::runtime::Handle::try_current().map_err(|_| HelperError::NoRuntime)?;
-        if ctx.is_cancelled() {
-            return Err(HelperError::Cancelled);
+        if let Some(stop) = ctx.interruption() {
+            return Err(interrupted(&stop));
         }
         let request = ModelRequest {
             model: self.model_name.clone(),
@@ -135,7 +135,9 @@ impl HelperModel {
         };
         let answered: Result<ModelResponse, ProviderError> = tokio::select! {
             biased;
-            () = ctx.cancelled() => return Err(HelperError::Cancelled),
+            () = ctx.cancelled() => {
+                return Err(interrupted(&ctx.interruption().unwrap_or(CheckerError::Cancelled)));
+            }
             () = deadline => return Err(HelperError::Timeout),
             answered = call => answered,
         };
@@ -147,5 +149,14 @@ impl HelperModel {
             Err(ProviderError::Cancelled) => Err(HelperError::Cancelled),
             Err(other) => Err(HelperError::Provider(other)),
         }
+    }
+}
+
+/// The helper error for a check interrupted by its context: its deadline
+/// passed, or it was cancelled.
+fn interrupted(stop: &CheckerError) -> HelperError {
+    match stop {
+        CheckerError::Timeout => HelperError::Timeout,
+        _ => HelperError::Cancelled,
     }
 }

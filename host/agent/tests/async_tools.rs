@@ -536,3 +536,81 @@ async fn a_legacy_delivery_of_an_awaited_call_is_imported_once() {
         .count();
     assert_eq!(imported, 1);
 }
+
+/// A legacy re-delivery (no origin execution, no admission metadata) of a
+/// call whose handle's result was already imported, with `outcome`:
+/// returns the next run's response and how many `[async result]` messages
+/// the conversation holds.
+async fn legacy_redelivery_after_import(
+    outcome: Option<ToolOutcome>,
+) -> (bool, verdict_agent::AgentResponse, usize) {
+    let model = scripted(vec![
+        ScriptedTurn::tool_call("j1", "start_job", json!({})),
+        ScriptedTurn::text("Started."),
+        ScriptedTurn::text("Done."),
+        ScriptedTurn::text("Nothing more."),
+    ]);
+    let (tool, settlers, _) = async_tool("start_job", Effect::Write, false);
+    let policy = LoopPolicy {
+        max_recovery_attempts: 0,
+        ..LoopPolicy::default()
+    };
+    let agent = agent_on(&model)
+        .tool(tool)
+        .loop_policy(policy)
+        .build()
+        .unwrap();
+    let first = agent.run("Run.", RunOptions::default()).await.unwrap();
+    assert_eq!(first.status, RunStatus::Stopped(StopReason::PendingAsync));
+    // The handle settles and the continuation imports its result...
+    settlers
+        .lock()
+        .unwrap()
+        .pop()
+        .unwrap()
+        .settle(Ok(json!("ok")));
+    let done = agent
+        .continue_with_async_results(RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Completed);
+    assert_eq!(done.loop_diagnostics.unwrap().counters.observations, 1);
+    // ...then a legacy delivery of the same call arrives.
+    let mut legacy = delivery("j1", "start_job");
+    legacy.outcome = outcome;
+    let accepted = agent.deliver_async_result(legacy);
+    let next = agent
+        .run("Anything else?", RunOptions::default())
+        .await
+        .unwrap();
+    let imported = agent
+        .conversation()
+        .iter()
+        .filter(|m| matches!(m, verdict_providers::Message::User { text } if text.starts_with("[async result]")))
+        .count();
+    (accepted, next, imported)
+}
+
+#[tokio::test]
+async fn a_legacy_redelivery_without_outcome_after_the_import_is_ignored() {
+    let (accepted, next, imported) = legacy_redelivery_after_import(None).await;
+    assert_eq!(next.status, RunStatus::Completed, "not uncertain_effect");
+    assert!(!accepted, "a repeat of an imported call");
+    assert_eq!(next.loop_diagnostics.unwrap().counters.observations, 0);
+    assert_eq!(imported, 1);
+}
+
+#[tokio::test]
+async fn a_legacy_redelivered_failure_after_the_import_spends_no_recovery() {
+    let failure = ToolOutcome::Failed {
+        kind: verdict_policy::FailureKind::Execution,
+        error: "job crashed".into(),
+    };
+    let (accepted, next, imported) = legacy_redelivery_after_import(Some(failure)).await;
+    assert_eq!(next.status, RunStatus::Completed, "not recovery_exhausted");
+    assert!(!accepted, "a repeat of an imported call");
+    let diag = next.loop_diagnostics.unwrap();
+    assert_eq!(diag.counters.failures, 0);
+    assert_eq!(diag.recovery_attempts_used, 0);
+    assert_eq!(imported, 1);
+}

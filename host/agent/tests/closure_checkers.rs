@@ -153,3 +153,158 @@ fn a_late_answer_is_a_timeout_on_every_path() {
         assert!(answer.is_ok_and(|v| v.complete));
     }
 }
+
+/// What a closure checker that watches its context saw: how often it went
+/// round its loop, and whether it returned because its context told it to.
+struct Watcher {
+    rounds: Arc<std::sync::atomic::AtomicU64>,
+    saw_signal: std::sync::mpsc::Receiver<()>,
+    /// Cancelled by the test when the closure never saw its signal, so it
+    /// stops (the test has failed by then).
+    give_up: verdict_policy::CancelHandle,
+}
+
+impl Watcher {
+    /// Waits (bounded) for the closure to report that it saw its signal,
+    /// then checks that it stopped: its loop no longer turns.
+    async fn assert_stopped(self) {
+        use std::sync::atomic::Ordering;
+        let saw = self.saw_signal;
+        let seen = tokio::task::spawn_blocking(move || {
+            saw.recv_timeout(std::time::Duration::from_secs(30))
+        })
+        .await
+        .unwrap();
+        if seen.is_err() {
+            self.give_up.cancel();
+            panic!("the closure never saw its signal: it ran on after the deadline");
+        }
+        // It returned: its counter is frozen.
+        let rounds = self.rounds.load(Ordering::SeqCst);
+        assert!(rounds > 0, "it ran before the deadline");
+        tokio::task::yield_now().await;
+        assert_eq!(self.rounds.load(Ordering::SeqCst), rounds);
+    }
+}
+
+/// A blocking closure checker that waits for its context's signal, either
+/// polling `is_cancelled` or blocking on the `cancelled()` future.
+fn watching_checker(polls: bool) -> (Checkers, Watcher) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let rounds = Arc::new(AtomicU64::new(0));
+    let give_up = verdict_policy::CancelHandle::new();
+    let (tell, saw_signal) = std::sync::mpsc::channel();
+    let (count, stop) = (rounds.clone(), give_up.clone());
+    let check = move |_: &verdict_policy::CheckPacket, ctx: &verdict_policy::CheckContext| {
+        count.fetch_add(1, Ordering::SeqCst);
+        if polls {
+            while !ctx.is_cancelled() {
+                if stop.is_cancelled() {
+                    return Err(CheckerError::Failed("gave up".into()));
+                }
+                count.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        } else {
+            // Parks this (blocking-pool) thread until a signal wakes it.
+            let _ = futures::executor::block_on(futures::future::select(
+                ctx.cancelled(),
+                stop.cancelled(),
+            ));
+            if stop.is_cancelled() {
+                return Err(CheckerError::Failed("gave up".into()));
+            }
+        }
+        tell.send(()).unwrap_or(());
+        Err(CheckerError::Cancelled)
+    };
+    let checkers = Checkers::new().with_completion(Arc::new(CompletionFn::new(check)));
+    let watcher = Watcher {
+        rounds,
+        saw_signal,
+        give_up,
+    };
+    (checkers, watcher)
+}
+
+async fn a_closure_sees_its_signal_at_the_deadline(polls: bool) {
+    let model = scripted(vec![ScriptedTurn::text("done")]);
+    let (checkers, watcher) = watching_checker(polls);
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .checkers(checkers)
+        .build()
+        .unwrap();
+    let options = RunOptions::default().with_checker_timeout(std::time::Duration::from_millis(200));
+    let response = agent.run("Finish.", options).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(verdict_policy::StopReason::CheckerError)
+    );
+    assert_eq!(
+        response.loop_diagnostics.unwrap().checker_error,
+        Some(verdict_policy::CheckerErrorKind::Timeout)
+    );
+    // The run returned at the deadline; the closure, still running on the
+    // blocking pool, is told by its context and stops.
+    watcher.assert_stopped().await;
+}
+
+#[tokio::test]
+async fn a_closure_polling_its_context_stops_at_the_deadline() {
+    a_closure_sees_its_signal_at_the_deadline(true).await;
+}
+
+#[tokio::test]
+async fn a_closure_awaiting_its_signal_stops_at_the_deadline() {
+    a_closure_sees_its_signal_at_the_deadline(false).await;
+}
+
+/// A custom async checker whose verdict becomes ready only once its
+/// deadline has passed (it wakes itself until then), ignoring its signal:
+/// the verdict arrives late by construction, whatever the scheduling.
+struct ReadyJustAfterTheDeadline;
+
+impl verdict_policy::CompletionChecker for ReadyJustAfterTheDeadline {
+    fn check<'a>(
+        &'a self,
+        _: &'a verdict_policy::CheckPacket,
+        ctx: &'a verdict_policy::CheckContext,
+    ) -> verdict_policy::CheckFuture<'a, Verdict> {
+        let deadline = ctx
+            .deadline()
+            .expect("the loop gives every check a deadline");
+        Box::pin(std::future::poll_fn(move |cx| {
+            if std::time::Instant::now() >= deadline {
+                return std::task::Poll::Ready(Ok(Verdict {
+                    complete: true,
+                    reason: None,
+                    feedback: None,
+                }));
+            }
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_custom_checker_ready_after_its_deadline_is_a_timeout() {
+    let model = scripted(vec![ScriptedTurn::text("done")]);
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .checkers(Checkers::new().with_completion(Arc::new(ReadyJustAfterTheDeadline)))
+        .build()
+        .unwrap();
+    let options = RunOptions::default().with_checker_timeout(std::time::Duration::from_millis(20));
+    let response = agent.run("Finish.", options).await.unwrap();
+    assert_eq!(
+        response.status,
+        RunStatus::Stopped(verdict_policy::StopReason::CheckerError),
+        "a late verdict confirmed the run"
+    );
+    assert_eq!(
+        response.loop_diagnostics.unwrap().checker_error,
+        Some(verdict_policy::CheckerErrorKind::Timeout)
+    );
+}

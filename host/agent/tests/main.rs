@@ -13,6 +13,7 @@ mod equivalence;
 mod failed_runs;
 mod helper_checks;
 mod http;
+mod import_bounds;
 mod lifecycle;
 mod loop_reporting;
 mod recovery_accounting;

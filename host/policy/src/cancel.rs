@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 /// A cloneable cancellation signal: clones share it, and cancelling any
 /// clone cancels them all (once; cancellation cannot be undone).
@@ -54,6 +55,7 @@ impl CancelHandle {
     pub fn cancelled(&self) -> Cancelled<'_> {
         Cancelled {
             handle: self,
+            deadline: None,
             slot: None,
         }
     }
@@ -67,12 +69,30 @@ impl Shared {
     }
 }
 
-/// The future of [`CancelHandle::cancelled`].
+/// The future of [`CancelHandle::cancelled`] (and of
+/// [`crate::CheckContext::cancelled`], which also completes at the check's
+/// deadline).
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Cancelled<'a> {
     handle: &'a CancelHandle,
+    /// Ready at any poll once this has passed. The future holds no timer:
+    /// whoever runs the check cancels the handle at the deadline (the agent
+    /// loop does), which wakes it.
+    deadline: Option<Instant>,
     slot: Option<u64>,
+}
+
+impl<'a> Cancelled<'a> {
+    /// Completes once `handle` is cancelled, and at any poll after
+    /// `deadline`.
+    pub(crate) fn with_deadline(handle: &'a CancelHandle, deadline: Option<Instant>) -> Self {
+        Self {
+            handle,
+            deadline,
+            slot: None,
+        }
+    }
 }
 
 impl Future for Cancelled<'_> {
@@ -80,7 +100,9 @@ impl Future for Cancelled<'_> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let shared = &self.handle.0;
-        if shared.cancelled.load(Ordering::SeqCst) {
+        if shared.cancelled.load(Ordering::SeqCst)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+        {
             return Poll::Ready(());
         }
         let mut waiters = shared.waiters();

@@ -88,11 +88,21 @@ impl CheckerError {
 }
 
 /// What every checker call receives besides the packet: the deadline of
-/// this call and the cancellation of the execution it belongs to (the
-/// spec's signal, "combining execution cancellation … and this callback's
-/// timeout"). Forward it into whatever the checker waits on (a helper
+/// this call and its cancellation signal. The signal is the spec's,
+/// "combining execution cancellation … and this callback's timeout":
+/// [`CheckContext::is_cancelled`] and [`CheckContext::cancelled`] fire when
+/// the run is cancelled and when the deadline passes, so a checker that
+/// polls or awaits them stops at its deadline ([`CheckContext::interruption`]
+/// tells which). Forward it into whatever the checker waits on (a helper
 /// model, a sandboxed verifier); a checker that ignores it is abandoned at
-/// the deadline or on cancellation, its answer unused.
+/// the deadline or on cancellation, its answer unused (an answer after the
+/// deadline is a timeout).
+///
+/// The context holds no timer. The runner of a check with a deadline fires
+/// the handle there (the agent loop does, with its own timer), which wakes
+/// `cancelled()`; without a runner that does, `is_cancelled` and a poll of
+/// `cancelled()` still see a passed deadline, but nothing wakes a pending
+/// `cancelled()` at it.
 #[derive(Debug, Clone, Default)]
 pub struct CheckContext {
     deadline: Option<Instant>,
@@ -128,19 +138,41 @@ impl CheckContext {
             .map(|d| d.saturating_duration_since(Instant::now()))
     }
 
-    /// The cancellation signal.
+    /// The cancellation handle: cancelled with the run, and by the runner
+    /// at the deadline. Unlike [`CheckContext::is_cancelled`] it does not
+    /// read the clock.
     pub fn cancel_handle(&self) -> &CancelHandle {
         &self.cancel
     }
 
-    /// True once the call is cancelled.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+    /// True once the deadline has passed (false without one).
+    pub fn timed_out(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
-    /// Completes once the call is cancelled.
+    /// True once the call is cancelled or its deadline has passed.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled() || self.timed_out()
+    }
+
+    /// Completes once the call is cancelled or its deadline has passed (see
+    /// the type's note on timers).
     pub fn cancelled(&self) -> Cancelled<'_> {
-        self.cancel.cancelled()
+        Cancelled::with_deadline(&self.cancel, self.deadline)
+    }
+
+    /// Why the call should stop now, if it should: a
+    /// [`CheckerError::Timeout`] once the deadline has passed (even if the
+    /// handle was fired too), else a [`CheckerError::Cancelled`] once the
+    /// handle is cancelled.
+    pub fn interruption(&self) -> Option<CheckerError> {
+        if self.timed_out() {
+            Some(CheckerError::Timeout)
+        } else if self.cancel.is_cancelled() {
+            Some(CheckerError::Cancelled)
+        } else {
+            None
+        }
     }
 }
 
@@ -200,4 +232,80 @@ pub(crate) fn validate_progress_key(key: &str) -> Result<(), CheckerError> {
         return Err(CheckerError::ProgressKeyTooLong { chars });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::{Context, Poll, Waker};
+
+    fn ready(ctx: &CheckContext) -> bool {
+        let mut waiting = std::pin::pin!(ctx.cancelled());
+        waiting
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_ready()
+    }
+
+    #[test]
+    fn the_signal_fires_at_the_deadline() {
+        let handle = CancelHandle::new();
+        let passed = CheckContext::new()
+            .with_cancel(handle.clone())
+            .with_deadline(Instant::now());
+        assert!(passed.timed_out());
+        assert!(passed.is_cancelled());
+        assert!(ready(&passed));
+        assert_eq!(passed.interruption(), Some(CheckerError::Timeout));
+        // The deadline is the check's own: the handle (the run's) is not
+        // cancelled by it.
+        assert!(!handle.is_cancelled());
+        // Fired at the deadline too, it is still a timeout.
+        handle.cancel();
+        assert_eq!(passed.interruption(), Some(CheckerError::Timeout));
+    }
+
+    #[test]
+    fn before_the_deadline_only_cancellation_fires_it() {
+        let handle = CancelHandle::new();
+        let ample = CheckContext::new()
+            .with_cancel(handle.clone())
+            .with_deadline(Instant::now() + Duration::from_secs(3600));
+        assert!(!ample.is_cancelled());
+        assert!(!ready(&ample));
+        assert_eq!(ample.interruption(), None);
+        handle.cancel();
+        assert!(ample.is_cancelled());
+        assert!(ready(&ample));
+        assert_eq!(ample.interruption(), Some(CheckerError::Cancelled));
+        // Without a deadline there is no timeout.
+        let open = CheckContext::new();
+        assert!(!open.timed_out() && !open.is_cancelled());
+        assert_eq!(open.interruption(), None);
+    }
+
+    #[test]
+    fn a_pending_wait_is_woken_when_the_runner_fires_the_handle() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::task::Wake;
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let handle = CancelHandle::new();
+        let ctx = CheckContext::new()
+            .with_cancel(handle.clone())
+            .with_deadline(Instant::now() + Duration::from_secs(3600));
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut waiting = std::pin::pin!(ctx.cancelled());
+        let mut cx = Context::from_waker(&waker);
+        assert_eq!(waiting.as_mut().poll(&mut cx), Poll::Pending);
+        handle.cancel();
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(waiting.as_mut().poll(&mut cx), Poll::Ready(()));
+    }
 }

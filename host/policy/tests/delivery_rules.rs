@@ -6,6 +6,7 @@ use common::{call, failed, start, succeeded, turn, view};
 use serde_json::json;
 use verdict_policy::{
     Admission, Decision, Delivery, Effect, FailureKind, FinalDecision, LoopPolicy, StopReason,
+    TrackingBound,
 };
 
 fn delivery<'a>(id: &'a str, admitted: Option<Effect>, receipt: Option<Effect>) -> Delivery<'a> {
@@ -132,4 +133,68 @@ fn expected_delivery_is_pending_until_imported() {
         exec.final_candidate("done", &view(), None),
         FinalDecision::Answer
     );
+}
+
+#[test]
+fn nothing_is_imported_past_the_observation_bound() {
+    let mut exec = start(&LoopPolicy {
+        max_observations: 2,
+        ..LoopPolicy::default()
+    });
+    for id in ["d1", "d2"] {
+        assert_eq!(exec.before_import(), None);
+        let mut arrived = delivery(id, Some(Effect::Read), None);
+        arrived.outcome = Some(succeeded());
+        assert_eq!(exec.import_delivery(&arrived), Decision::Continue);
+    }
+    // The bound is reached: the next delivery is left to the caller.
+    assert_eq!(exec.before_import(), Some(StopReason::TrackingBound));
+    let mut third = delivery("d3", Some(Effect::Read), None);
+    third.outcome = Some(succeeded());
+    assert_eq!(
+        exec.import_delivery(&third),
+        Decision::Stop {
+            reason: StopReason::TrackingBound
+        }
+    );
+    let diag = exec.diagnostics();
+    assert_eq!(diag.counters.observations, 2);
+    assert_eq!(diag.tracking_bound, Some(TrackingBound::Observations));
+}
+
+#[test]
+fn the_admission_bound_counts_awaited_and_imported_calls() {
+    let policy = LoopPolicy {
+        max_admissions: 2,
+        ..LoopPolicy::default()
+    };
+    // One awaited call and one admission fill the bound.
+    let mut exec = start(&policy);
+    exec.expect_delivery(&delivery("e1", Some(Effect::Write), None));
+    let args = json!({});
+    assert_eq!(
+        exec.admit(&call("c1", "fetch", Effect::Read, &args)),
+        Admission::Run
+    );
+    assert_eq!(
+        exec.admit(&call("c2", "fetch", Effect::Read, &json!({"n": 2}))),
+        Admission::Stop {
+            reason: StopReason::TrackingBound
+        }
+    );
+    assert_eq!(
+        exec.diagnostics().tracking_bound,
+        Some(TrackingBound::Admissions)
+    );
+    // An awaited call with no room left stops the execution.
+    let mut exec = start(&policy);
+    exec.expect_delivery(&delivery("e1", Some(Effect::Write), None));
+    exec.expect_delivery(&delivery("e2", Some(Effect::Write), None));
+    assert_eq!(exec.diagnostics().reason, None);
+    exec.expect_delivery(&delivery("e3", Some(Effect::Write), None));
+    let diag = exec.diagnostics();
+    assert_eq!(diag.reason, Some(StopReason::TrackingBound));
+    assert_eq!(diag.tracking_bound, Some(TrackingBound::Admissions));
+    // An ended execution imports nothing either.
+    assert_eq!(exec.before_import(), Some(StopReason::TrackingBound));
 }

@@ -47,11 +47,7 @@ pub struct AsyncDelivery {
 impl AsyncDelivery {
     /// The delivery's identity: origin execution and call id.
     pub(crate) fn identity(&self) -> String {
-        format!(
-            "{}/{}",
-            self.execution_id.as_deref().unwrap_or("delivered"),
-            self.call_id
-        )
+        identity(self.execution_id.as_deref(), &self.call_id)
     }
 
     /// The policy engine's view of it: with `sequence`, a settlement of the
@@ -111,6 +107,12 @@ impl AsyncDelivery {
     }
 }
 
+/// A delivery's identity: origin execution (`delivered` for a legacy one,
+/// which has none) and call id.
+fn identity(origin: Option<&str>, call_id: &str) -> String {
+    format!("{}/{call_id}", origin.unwrap_or("delivered"))
+}
+
 /// A pending handle the agent awaits.
 struct Awaited {
     execution_id: String,
@@ -147,6 +149,12 @@ impl AsyncQueue {
     }
 
     /// Queues a delivery; false when its identity was already delivered.
+    ///
+    /// A legacy delivery (no origin execution) and the settlement of an
+    /// awaited call are one result when the call is the only one awaited
+    /// under its id, in either order: the first to arrive is imported, and
+    /// the legacy identity is remembered with the call's, so the other is a
+    /// repeat.
     pub(crate) fn deliver(&mut self, mut delivery: AsyncDelivery) -> bool {
         let legacy = delivery.identity();
         if self.delivered.contains(&legacy) {
@@ -160,6 +168,11 @@ impl AsyncQueue {
         if self.delivered.contains(&identity) {
             return false;
         }
+        if let Some(alias) = self.legacy_alias(&delivery) {
+            // The call's result arrived first: a legacy delivery of it
+            // later is a repeat.
+            self.remember(alias);
+        }
         self.remember(identity);
         self.awaited.retain(|a| {
             a.call.id != delivery.call_id
@@ -167,6 +180,22 @@ impl AsyncQueue {
         });
         self.arrived.push_back(delivery);
         true
+    }
+
+    /// The legacy identity of `delivery`'s call when it settles the only
+    /// call awaited under its id (the one a legacy delivery would adopt).
+    fn legacy_alias(&self, delivery: &AsyncDelivery) -> Option<String> {
+        let origin = delivery.execution_id.as_deref()?;
+        let mut matching = self
+            .awaited
+            .iter()
+            .filter(|a| a.call.id == delivery.call_id);
+        match (matching.next(), matching.next()) {
+            (Some(awaited), None) if awaited.execution_id == origin => {
+                Some(identity(None, &delivery.call_id))
+            }
+            _ => None,
+        }
     }
 
     /// Records a delivered identity (the latest [`MAX_REMEMBERED`] are kept).
@@ -212,9 +241,11 @@ impl AsyncQueue {
     /// takes them all.
     pub(crate) fn take_arrived(&mut self) -> Vec<AsyncDelivery> {
         let mut settled = Vec::new();
-        self.awaited.retain_mut(|awaited| {
+        // Polled in place: `deliver` drops each settled call from the
+        // awaited list, seeing the calls awaited under its id first.
+        for awaited in &mut self.awaited {
             let outcome = match awaited.handle.poll() {
-                Poll::Waiting => return true,
+                Poll::Waiting => continue,
                 Poll::Settled(Ok(value)) => Some(ToolOutcome::Succeeded { value }),
                 Poll::Settled(Err(error)) => Some(ToolOutcome::Failed {
                     kind: verdict_policy::FailureKind::Execution,
@@ -231,12 +262,20 @@ impl AsyncQueue {
                 arguments: Some(awaited.call.arguments.clone()),
                 outcome,
             });
-            false
-        });
+        }
         for delivery in settled {
             self.deliver(delivery);
         }
         self.arrived.drain(..).collect()
+    }
+
+    /// Puts deliveries taken with [`AsyncQueue::take_arrived`] but not
+    /// imported back at the front of the queue, in order (they were
+    /// delivered already: a repeat of one is still refused).
+    pub(crate) fn requeue(&mut self, deliveries: impl DoubleEndedIterator<Item = AsyncDelivery>) {
+        for delivery in deliveries.rev() {
+            self.arrived.push_front(delivery);
+        }
     }
 
     /// The calls still awaited, as expected deliveries.

@@ -52,14 +52,27 @@ impl Agent {
 impl Execution<'_> {
     /// Imports the async results that arrived (a labelled user message and
     /// a policy observation each) and registers the ones still awaited as
-    /// outstanding. Returns the stop an import caused.
+    /// outstanding. Under a policy, importing stops once the execution has
+    /// ended or reached a tracking bound: the deliveries not imported stay
+    /// queued, in order, for a later execution. Returns the stop an import
+    /// caused.
     pub(super) async fn import_async(&mut self) -> Option<StopReason> {
         let (arrived, awaited) = {
             let mut queue = self.agent.async_queue();
             (queue.take_arrived(), queue.awaited())
         };
         let mut stop = None;
-        for delivery in &arrived {
+        let mut arrived = arrived.into_iter();
+        while let Some(delivery) = arrived.next() {
+            if let Some(managed) = self.managed.as_mut()
+                && let Some(reason) = managed.before_import()
+            {
+                stop.get_or_insert(reason);
+                self.agent
+                    .async_queue()
+                    .requeue(std::iter::once(delivery).chain(arrived));
+                break;
+            }
             self.progress
                 .messages
                 .push(Message::user(delivery.message()));
@@ -69,7 +82,7 @@ impl Execution<'_> {
                 .await;
             self.progress.tool_calls.push(settled);
             if let Some(managed) = self.managed.as_mut()
-                && let Decision::Stop { reason } = managed.import(delivery)
+                && let Decision::Stop { reason } = managed.import(&delivery)
             {
                 stop.get_or_insert(reason);
             }

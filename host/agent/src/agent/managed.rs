@@ -171,6 +171,14 @@ impl Managed {
         decision
     }
 
+    /// Before an import: the stop that leaves the delivery (and those after
+    /// it) queued, when the execution ended or reached a tracking bound.
+    pub(crate) fn before_import(&mut self) -> Option<StopReason> {
+        let stop = self.exec.before_import();
+        self.publish();
+        stop
+    }
+
     /// Imports a delivered async result.
     pub(crate) fn import(&mut self, delivery: &AsyncDelivery) -> Decision {
         let (sequence, key) = self.key(delivery);
@@ -186,6 +194,7 @@ impl Managed {
         let (sequence, key) = self.key(delivery);
         self.exec
             .expect_delivery(&delivery.as_policy(sequence, &key));
+        self.publish();
     }
 
     /// How the engine knows a delivery: this execution's own call (a
@@ -329,8 +338,13 @@ impl Managed {
 /// Awaits a checker call until it answers, its `deadline` passes or the run
 /// is cancelled (`None`). At the deadline, and on cancellation once
 /// `signal` has told the checker, the call gets one last poll so a checker
-/// that honours its context (a wasm verifier) gives its own account; a
-/// checker that does not is dropped unfinished. A panicking checker is a
+/// that honours its context (a wasm verifier) gives its own account of an
+/// error; a checker that does not is dropped unfinished. Then `signal`
+/// fires, however the check ended (past the deadline, a closure still
+/// running on the blocking pool sees it and can stop). An answer given at
+/// or after the deadline (in that last poll, or ready in the gap between
+/// the deadline and its timer) is a timeout: a late verdict never confirms
+/// an execution, whatever kind of checker gave it. A panicking checker is a
 /// checker failure.
 async fn drive<T>(
     call: CheckFuture<'_, T>,
@@ -353,15 +367,19 @@ async fn drive<T>(
     };
     let answered = match answered {
         Ok(answered) => answered,
-        Err(_elapsed) => match (&mut call).now_or_never() {
-            Some(answered) => answered,
-            None => return Some(Err(CheckerError::Timeout)),
-        },
+        Err(_elapsed) => (&mut call)
+            .now_or_never()
+            .unwrap_or(Ok(Err(CheckerError::Timeout))),
     };
-    Some(
-        answered
-            .unwrap_or_else(|_panic| Err(CheckerError::Failed("the checker panicked".to_owned()))),
-    )
+    // The check is over: whatever it left running (a closure on the
+    // blocking pool, which may have answered for it) is told to stop.
+    signal.cancel();
+    let answered = answered
+        .unwrap_or_else(|_panic| Err(CheckerError::Failed("the checker panicked".to_owned())));
+    Some(match answered {
+        Ok(_) if Instant::now() >= deadline => Err(CheckerError::Timeout),
+        answered => answered,
+    })
 }
 
 fn error(kind: CheckKind, error: CheckerError) -> Answer {

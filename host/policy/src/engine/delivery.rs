@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::canonical::Fingerprint;
+use crate::diagnostics::{StopReason, TrackingBound};
 use crate::packet::{Effect, ObservedOutcome};
 
 use super::decision::Decision;
@@ -46,10 +47,27 @@ impl PolicyExecution {
     /// admission, else the receipt's, else unknown; failures count toward
     /// recovery as any other; a missing outcome for a write/unknown effect
     /// stops with `uncertain_effect`. Deliveries do not count as admissions
-    /// of this execution.
+    /// of this execution (the admissions bound counts them with its calls).
+    ///
+    /// Nothing is imported once the execution has ended or a tracking bound
+    /// is reached (see [`PolicyExecution::before_import`]): the decision is
+    /// then that stop, and the delivery belongs to a later execution.
     pub fn import_delivery(&mut self, delivery: &Delivery<'_>) -> Decision {
+        if let Some(reason) = self.before_import() {
+            return Decision::Stop { reason };
+        }
         self.expect_delivery(delivery);
         self.settle(&key(delivery), delivery.outcome.clone(), delivery.result)
+    }
+
+    /// Asked before importing a delivery: `Some(reason)` when the execution
+    /// has ended, or when a tracking bound is reached (the execution then
+    /// stops with `tracking_bound`). An import tracks a call and an
+    /// observation, so at a bound the delivery must stay with the caller,
+    /// queued for a later execution: "at most 1000 … tracked" holds for
+    /// deliveries too.
+    pub fn before_import(&mut self) -> Option<StopReason> {
+        self.ended().or_else(|| self.check_tracking_bounds())
     }
 
     /// Registers a call admitted elsewhere whose result has not arrived yet,
@@ -57,10 +75,17 @@ impl PolicyExecution {
     /// (with [`PolicyExecution::import_delivery`]). The effect follows the
     /// same order as an import; the outcome fields are not read. It is not
     /// an admission of this execution; a call already known is left as it
-    /// is.
+    /// is. A call it has no room to track (the admissions bound counts the
+    /// calls it tracks, pending async calls included) stops the execution
+    /// with `tracking_bound` instead.
     pub fn expect_delivery(&mut self, delivery: &Delivery<'_>) {
         let key = key(delivery);
-        if self.calls.contains_key(&key) {
+        if self.calls.contains_key(&key) || self.ended().is_some() {
+            return;
+        }
+        if self.calls.len() >= self.policy.max_admissions as usize {
+            self.diag.tracking_bound = Some(TrackingBound::Admissions);
+            self.stop(StopReason::TrackingBound);
             return;
         }
         let effect = delivery

@@ -241,11 +241,14 @@ impl PolicyExecution {
         reason
     }
 
-    /// Stops with `tracking_bound` when any bound has been reached.
+    /// Stops with `tracking_bound` when any bound has been reached. The
+    /// admissions bound counts every call the execution tracks: its own
+    /// admissions and the calls of other executions it imported or awaits
+    /// ("at most 1000 admissions (including pending async calls)").
     pub(super) fn check_tracking_bounds(&mut self) -> Option<StopReason> {
         let p = &self.policy;
         let c = &self.diag.counters;
-        let bound = if c.admissions >= p.max_admissions {
+        let bound = if self.calls.len() >= p.max_admissions as usize {
             TrackingBound::Admissions
         } else if c.call_signatures >= p.max_call_signatures {
             TrackingBound::CallSignatures
