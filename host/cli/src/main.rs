@@ -6,6 +6,7 @@ mod commands;
 mod config;
 mod console;
 mod exit;
+mod files;
 mod narrate;
 mod outcome;
 mod output;

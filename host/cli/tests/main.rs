@@ -10,6 +10,7 @@ mod console;
 mod console_example;
 mod demo;
 mod fake_provider;
+mod file_args;
 mod inputs;
 mod new_verifier;
 mod output_errors;

@@ -26,9 +26,7 @@ pub struct ComponentizeArgs {
 /// accepted, 1 when written but rejected by this host (the reason printed).
 pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
     let shown = args.module.display();
-    let max = verdict_sandbox::LoadLimits::default().max_component_bytes;
-    let core = verdict_sandbox::read_component(&args.module, max)
-        .with_context(|| format!("cannot read {shown}"))?;
+    let core = crate::files::read::read(&args.module, crate::files::Bound::component())?;
     match WasmKind::of(&core) {
         WasmKind::CoreModule => {}
         WasmKind::Component => bail!("{shown} is already a component: load it as it is"),

@@ -104,8 +104,8 @@ impl ConfigFile {
 
 /// Reads, parses and validates the configuration at `path`.
 pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text: Arc<str> = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::whole_file(path, format!("cannot read the file: {e}")))?
+    let text: Arc<str> = crate::files::read_text(path, crate::files::Bound::CONFIG)
+        .map_err(|e| ConfigError::whole_file(path, format!("cannot read the file: {}", e.why)))?
         .into();
     let json = path
         .extension()
