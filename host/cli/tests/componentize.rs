@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The artifact-ready sample's core module, built lean (up to date when
 /// the workspace's tests built it already).
-fn lean_module() -> PathBuf {
+pub(crate) fn lean_module() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let built = verdict_guest_build::GuestBuilder::for_workspace_of(&root)
         .and_then(|b| {

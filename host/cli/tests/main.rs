@@ -5,6 +5,7 @@
 
 mod cli;
 mod componentize;
+mod componentize_output;
 mod config_errors;
 mod console;
 mod console_example;

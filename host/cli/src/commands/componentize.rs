@@ -4,8 +4,8 @@
 
 use super::HostArgs;
 use crate::exit::Exit;
+use crate::files;
 use anyhow::{Context, bail};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use verdict_sandbox::WasmKind;
 
@@ -23,10 +23,11 @@ pub struct ComponentizeArgs {
 }
 
 /// Runs `verdict componentize`; exits 0 when the component is written and
-/// accepted, 1 when written but rejected by this host (the reason printed).
+/// accepted, 1 when written but rejected by this host (the reason printed),
+/// 2 (writing nothing) when the output may not be replaced.
 pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
     let shown = args.module.display();
-    let core = crate::files::read::read(&args.module, crate::files::Bound::component())?;
+    let core = files::read::read(&args.module, files::Bound::component())?;
     match WasmKind::of(&core) {
         WasmKind::CoreModule => {}
         WasmKind::Component => bail!("{shown} is already a component: load it as it is"),
@@ -39,7 +40,13 @@ pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
         )
     })?;
     let output = args.output.unwrap_or_else(|| beside(&args.module));
-    write_new(&args.module, &output, &component)?;
+    if same_file(&args.module, &output) {
+        bail!(
+            "{} is the module itself: give another --output",
+            output.display()
+        );
+    }
+    files::replace::write_replacing(&output, &component)?;
     crate::outln!(
         "wrote {} ({} bytes, from a {} byte module)",
         output.display(),
@@ -68,34 +75,10 @@ fn beside(module: &Path) -> PathBuf {
     module.with_file_name(format!("{stem}.component.wasm"))
 }
 
-/// Writes `bytes` to `output` through a temporary file in its directory
-/// (renamed into place: a failed write leaves any earlier file whole),
-/// refusing to replace `module`.
-fn write_new(module: &Path, output: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+/// True when `a` and `b` are the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
-    };
-    if same(module, output) {
-        bail!(
-            "{} is the module itself: give another --output",
-            output.display()
-        );
     }
-    let dir = match output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let context = || format!("cannot write {}", output.display());
-    let mut builder = tempfile::Builder::new();
-    // A file for others to read, as a compiler's output is (the umask
-    // applies), not the temporary file's private mode.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut file = builder.tempfile_in(dir).with_context(context)?;
-    file.write_all(bytes).with_context(context)?;
-    file.persist(output)
-        .map_err(|e| e.error)
-        .with_context(context)?;
-    Ok(())
 }
