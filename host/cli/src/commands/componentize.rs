@@ -24,7 +24,8 @@ pub struct ComponentizeArgs {
 
 /// Runs `verdict componentize`; exits 0 when the component is written and
 /// accepted, 1 when written but rejected by this host (the reason printed),
-/// 2 (writing nothing) when the output may not be replaced.
+/// 2 (writing nothing) when the input is no verifier module or the output
+/// may not be replaced.
 pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
     let shown = args.module.display();
     let core = files::read::read(&args.module, files::Bound::component())?;
@@ -39,6 +40,12 @@ pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
              for wasm32-unknown-unknown carries what this needs)"
         )
     })?;
+    if !exports_verdict(&component) {
+        bail!(
+            "{shown} carries no verdict WIT world (its component would export no \
+             verdict:verifier interface): build it with the verdict-guest SDK"
+        );
+    }
     let output = args.output.unwrap_or_else(|| beside(&args.module));
     if same_file(&args.module, &output) {
         bail!(
@@ -64,6 +71,31 @@ pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
             Exit::NotComplete
         }
     })
+}
+
+/// True when the component exports a `verdict:verifier` interface at its
+/// top level (the world `wit-bindgen` embedded in the module).
+fn exports_verdict(component: &[u8]) -> bool {
+    use wasmparser::{Parser, Payload};
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(component) {
+        match payload {
+            Ok(Payload::ModuleSection { .. } | Payload::ComponentSection { .. }) => depth += 1,
+            Ok(Payload::End(_)) => depth = depth.saturating_sub(1),
+            Ok(Payload::ComponentExportSection(exports)) if depth == 0 => {
+                let ours = exports
+                    .into_iter()
+                    .flatten()
+                    .any(|e| e.name.0.starts_with("verdict:verifier/"));
+                if ours {
+                    return true;
+                }
+            }
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// `DIR/NAME.wasm` → `DIR/NAME.component.wasm`.
