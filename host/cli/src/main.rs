@@ -5,6 +5,8 @@ mod checker;
 mod commands;
 mod config;
 mod console;
+mod crate_name;
+mod dependency;
 mod exit;
 mod files;
 mod narrate;

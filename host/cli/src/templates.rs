@@ -62,11 +62,10 @@ pub fn render(lang: Lang, name: &str, verdict_guest: &str) -> Vec<(String, Strin
     out
 }
 
-/// True for a project name the templates accept: `[a-z][a-z0-9-]*`.
+/// True for a project name the templates accept: a valid crate name
+/// ([`crate::crate_name::RULE`]).
 pub fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    crate::crate_name::valid(name)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod fake_provider;
 mod file_args;
 mod inputs;
 mod new_verifier;
+mod new_verifier_args;
 mod output_errors;
 mod polyglot;
 mod run;
