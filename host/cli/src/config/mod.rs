@@ -179,6 +179,22 @@ fn key(k: &str) -> Seg {
 /// policy, files and directories.
 fn validate(file: &ConfigFile) -> Result<(), ConfigError> {
     let config = &file.config;
+    let empty_names = [
+        (
+            "connectors",
+            "connector",
+            config.connectors.contains_key(""),
+        ),
+        ("tenants", "tenant", config.tenants.contains_key("")),
+    ];
+    for (section, what, found) in empty_names {
+        if found {
+            return Err(file.error(
+                &[key(section), key("")],
+                format!("a {what} name must not be empty"),
+            ));
+        }
+    }
     for (name, connector) in &config.connectors {
         connector.validate(file, name)?;
     }
