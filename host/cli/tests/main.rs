@@ -20,4 +20,5 @@ mod polyglot;
 mod run;
 mod run_settled;
 mod signals;
+mod stderr_notes;
 mod support;

@@ -118,6 +118,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
 
     let (digest, outcome) = match loaded {
         Ok(verifier) => {
+            if args.artifacts.is_none() {
+                crate::output::note_line(format_args!(
+                    "note: no --artifacts given: the verifier sees no artifacts"
+                ));
+            }
             let digest = verifier.digest().to_owned();
             let outcome = if args.progress {
                 let o = verifier.progress_key(&tenant, &packet, &CheckContext::new());
