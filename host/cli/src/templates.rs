@@ -34,7 +34,7 @@ const JS: &[(&str, &str)] = files!("js":
     ".gitignore",
 );
 
-/// The files of `lang`'s project named `name` (`[a-z][a-z0-9-]*`), as
+/// The files of `lang`'s project named `name` (a valid crate name, see [`valid_name`]), as
 /// (relative path, contents): placeholders replaced, `.tmpl` stripped, the
 /// WIT added for Python and JavaScript. `verdict_guest` is the TOML value
 /// of the Rust project's `verdict-guest` dependency.
