@@ -4,7 +4,9 @@
 use crate::checker::CheckerTotals;
 use crate::exit::Exit;
 use serde_json::{Value, json};
-use verdict_agent::{AgentResponse, RunError, RunOutcome, RunStatus, SettledCall, ToolOutcome};
+use verdict_agent::{
+    AgentError, AgentResponse, RunError, RunOutcome, RunStatus, SettledCall, ToolOutcome,
+};
 use verdict_policy::{LoopDiagnostics, Phase, StopReason};
 use verdict_providers::Usage;
 
@@ -92,6 +94,15 @@ fn settled(result: &Result<AgentResponse, RunError>) -> Option<Settled<'_>> {
             iterations: s.iterations,
             diag: s.loop_diagnostics.as_ref(),
         }),
+    }
+}
+
+/// The model turns that settled before `error`, of the `begun` ones: a
+/// failed model call is the last turn begun, and it never settled.
+fn settled_turns(error: &RunError, begun: u32) -> u32 {
+    match error.error {
+        AgentError::Provider(_) | AgentError::BudgetExhausted { .. } => begun.saturating_sub(1),
+        _ => begun,
     }
 }
 
@@ -208,7 +219,7 @@ pub fn summary(result: &Result<AgentResponse, RunError>, totals: &CheckerTotals)
             if let Some(s) = settled(result) {
                 lines.push(format!(
                     "settled before the error: {} model turns, {} tool calls ({} ran); tokens in {} / out {}",
-                    s.iterations,
+                    settled_turns(error, s.iterations),
                     s.tool_calls.len(),
                     s.tool_calls.iter().filter(|c| c.receipt.is_some()).count(),
                     s.usage.input_tokens,

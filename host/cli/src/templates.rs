@@ -39,7 +39,7 @@ const JS: &[(&str, &str)] = files!("js":
     "examples/complete.json", "examples/not-complete.json", "examples/artifacts/status.json",
 );
 
-/// The files of `lang`'s project named `name` (`[a-z][a-z0-9-]*`), as
+/// The files of `lang`'s project named `name` (a valid crate name, see [`valid_name`]), as
 /// (relative path, contents): placeholders replaced, `.tmpl` stripped, the
 /// WIT added for Python and JavaScript. `verdict_guest` is the TOML value
 /// of the Rust project's `verdict-guest` dependency.
@@ -67,11 +67,10 @@ pub fn render(lang: Lang, name: &str, verdict_guest: &str) -> Vec<(String, Strin
     out
 }
 
-/// True for a project name the templates accept: `[a-z][a-z0-9-]*`.
+/// True for a project name the templates accept: a valid crate name
+/// ([`crate::crate_name::RULE`]).
 pub fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    crate::crate_name::valid(name)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! symlink) is refused. Reads and writes are capped at [`MAX_ARTIFACT_BYTES`].
 
 use crate::config::ToolName;
+use crate::files::read::Why;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use verdict_agent::{Tool, ToolError};
@@ -78,16 +79,18 @@ impl Workspace {
 
     fn read(&self, id: &str) -> Result<Value, ToolError> {
         let path = self.path(id)?;
-        let meta = std::fs::metadata(&path).map_err(|e| io_error(id, &e))?;
-        if !meta.is_file() {
-            return Err(ToolError::new(format!("artifact {id} is not a file")));
-        }
-        if meta.len() > MAX_ARTIFACT_BYTES {
-            return Err(ToolError::new(format!(
+        let bound = crate::files::Bound {
+            bytes: MAX_ARTIFACT_BYTES,
+            what: "artifact",
+        };
+        let bytes = crate::files::read::read(&path, bound).map_err(|e| match e.why {
+            Why::Io(e) => io_error(id, &e),
+            Why::NotRegular(_) => ToolError::new(format!("artifact {id} is not a file")),
+            Why::TooLarge { .. } => ToolError::new(format!(
                 "artifact {id} is larger than {MAX_ARTIFACT_BYTES} bytes"
-            )));
-        }
-        let bytes = std::fs::read(&path).map_err(|e| io_error(id, &e))?;
+            )),
+            Why::NotText => ToolError::new(format!("artifact {id} is not UTF-8 text")),
+        })?;
         let text = String::from_utf8(bytes)
             .map_err(|_| ToolError::new(format!("artifact {id} is not UTF-8 text")))?;
         let content = serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text));

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The artifact-ready sample's core module, built lean (up to date when
 /// the workspace's tests built it already).
-fn lean_module() -> PathBuf {
+pub(crate) fn lean_module() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let built = verdict_guest_build::GuestBuilder::for_workspace_of(&root)
         .and_then(|b| {
@@ -163,18 +163,17 @@ fn what_is_not_a_lean_module_is_refused_and_nothing_is_written() {
 }
 
 #[test]
-fn a_module_without_a_verifier_is_written_but_not_accepted() {
-    // An empty core module is a valid (empty) component: written, and the
-    // host says why it is no verifier (exit 1, as `inspect` does).
+fn a_module_without_a_verdict_world_is_refused_and_nothing_is_written() {
+    // An empty core module encodes as a valid (empty) component: no
+    // verifier, so nothing is written and the input is refused (exit 2).
     let dir = tempfile::tempdir().unwrap();
     let module = dir.path().join("empty.wasm");
     std::fs::write(&module, b"\0asm\x01\0\0\0").unwrap();
     let out = verdict(&["componentize", module.to_str().unwrap()], dir.path());
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("accepted: no (") && stdout(&out).contains("export"),
-        "{}",
-        stdout(&out)
-    );
-    assert!(dir.path().join("empty.component.wasm").is_file());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no verdict WIT world"), "{err}");
+    assert_eq!(stdout(&out), "");
+    assert!(!dir.path().join("empty.component.wasm").exists());
 }

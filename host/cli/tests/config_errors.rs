@@ -120,3 +120,26 @@ fn missing_api_key() {
         "VERDICT_TEST_KEY_THAT_IS_NOT_SET",
     );
 }
+
+#[test]
+fn an_empty_connector_name() {
+    let config = base()
+        + "\n[connectors.\"\"]\nprotocol = \"openai-chat\"\nbase_url = \"BASE_URL\"\nno_api_key = true\n";
+    rejected(
+        &config,
+        14,
+        "connectors.\"\"",
+        "a connector name must not be empty",
+    );
+}
+
+#[test]
+fn an_empty_tenant_name() {
+    let config = base() + &verified(2).replace("[tenants.acme]", "[tenants.\"\"]");
+    rejected(
+        &config,
+        17,
+        "tenants.\"\"",
+        "a tenant name must not be empty",
+    );
+}

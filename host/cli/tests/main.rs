@@ -5,16 +5,20 @@
 
 mod cli;
 mod componentize;
+mod componentize_output;
 mod config_errors;
 mod console;
 mod console_example;
 mod demo;
 mod fake_provider;
+mod file_args;
 mod inputs;
 mod new_verifier;
+mod new_verifier_args;
 mod output_errors;
 mod polyglot;
 mod run;
 mod run_settled;
 mod signals;
+mod stderr_notes;
 mod support;

@@ -133,7 +133,7 @@ fn a_non_empty_directory_or_a_bad_name_is_refused() {
     assert_eq!(std::fs::read_dir(&project).unwrap().count(), 1);
     let output = scaffold("python", &dir.path().join("Bad_Name"));
     assert_eq!(output.status.code(), Some(2));
-    assert!(support::stderr(&output).contains("[a-z][a-z0-9-]*"));
+    assert!(support::stderr(&output).contains("[a-z][a-z0-9]*(-[a-z0-9]+)*"));
     assert!(!dir.path().join("Bad_Name").exists());
     // An empty directory is fine.
     let empty = dir.path().join("empty-one");

@@ -97,7 +97,8 @@ fn the_summary_after_a_model_error_reports_what_settled() {
     for line in [
         "[verdict] outcome: error (exit 6)",
         "[verdict] error: model call failed",
-        "[verdict] settled before the error: 2 model turns, 1 tool calls (1 ran); tokens in 40 / out 7",
+        // The second turn's model call failed: one turn settled.
+        "[verdict] settled before the error: 1 model turns, 1 tool calls (1 ran); tokens in 40 / out 7",
     ] {
         assert!(err.contains(line), "missing {line:?} in:\n{err}");
     }
@@ -127,4 +128,23 @@ fn out_of_fuel_stays_distinct_from_timeout() {
         "{err}"
     );
     assert!(!err.contains("timeout"), "{err}");
+}
+
+#[test]
+fn a_refused_connection_settles_no_model_turn() {
+    // A port on loopback that nobody listens on any more.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let setup = Setup::new();
+    let config = base_config(&format!("http://127.0.0.1:{port}"), 6) + &verified(2);
+    let (code, _, err) = run(&setup, &config, false);
+    assert_eq!(code, Some(6), "{err}");
+    assert!(err.contains("[verdict] error: model call failed"), "{err}");
+    assert!(
+        err.contains("[verdict] settled before the error: 0 model turns, 0 tool calls (0 ran)"),
+        "{err}"
+    );
 }

@@ -79,8 +79,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         .validate()
         .map_err(|e| anyhow::anyhow!("--{}: {e}", e.field.replace('_', "-")))?;
     let limits = limits.to_limits();
-    let text = std::fs::read_to_string(&args.packet)
-        .with_context(|| format!("cannot read {}", args.packet.display()))?;
+    let text = crate::files::read_text(&args.packet, crate::files::Bound::PACKET)?;
     // Parsing validates: a packet over a bound is refused, never cut.
     let packet = CheckPacket::from_json(&text)
         .with_context(|| format!("{} is not a valid check packet", args.packet.display()))?;
@@ -119,6 +118,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
 
     let (digest, outcome) = match loaded {
         Ok(verifier) => {
+            if args.artifacts.is_none() {
+                crate::output::note_line(format_args!(
+                    "note: no --artifacts given: the verifier sees no artifacts"
+                ));
+            }
             let digest = verifier.digest().to_owned();
             let outcome = if args.progress {
                 let o = verifier.progress_key(&tenant, &packet, &CheckContext::new());

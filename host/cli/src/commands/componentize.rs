@@ -4,8 +4,8 @@
 
 use super::HostArgs;
 use crate::exit::Exit;
+use crate::files;
 use anyhow::{Context, bail};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use verdict_sandbox::WasmKind;
 
@@ -23,12 +23,12 @@ pub struct ComponentizeArgs {
 }
 
 /// Runs `verdict componentize`; exits 0 when the component is written and
-/// accepted, 1 when written but rejected by this host (the reason printed).
+/// accepted, 1 when written but rejected by this host (the reason printed),
+/// 2 (writing nothing) when the input is no verifier module or the output
+/// may not be replaced.
 pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
     let shown = args.module.display();
-    let max = verdict_sandbox::LoadLimits::default().max_component_bytes;
-    let core = verdict_sandbox::read_component(&args.module, max)
-        .with_context(|| format!("cannot read {shown}"))?;
+    let core = files::read::read(&args.module, files::Bound::component())?;
     match WasmKind::of(&core) {
         WasmKind::CoreModule => {}
         WasmKind::Component => bail!("{shown} is already a component: load it as it is"),
@@ -40,8 +40,20 @@ pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
              for wasm32-unknown-unknown carries what this needs)"
         )
     })?;
+    if !exports_verdict(&component) {
+        bail!(
+            "{shown} carries no verdict WIT world (its component would export no \
+             verdict:verifier interface): build it with the verdict-guest SDK"
+        );
+    }
     let output = args.output.unwrap_or_else(|| beside(&args.module));
-    write_new(&args.module, &output, &component)?;
+    if same_file(&args.module, &output) {
+        bail!(
+            "{} is the module itself: give another --output",
+            output.display()
+        );
+    }
+    files::replace::write_replacing(&output, &component)?;
     crate::outln!(
         "wrote {} ({} bytes, from a {} byte module)",
         output.display(),
@@ -61,6 +73,31 @@ pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
     })
 }
 
+/// True when the component exports a `verdict:verifier` interface at its
+/// top level (the world `wit-bindgen` embedded in the module).
+fn exports_verdict(component: &[u8]) -> bool {
+    use wasmparser::{Parser, Payload};
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(component) {
+        match payload {
+            Ok(Payload::ModuleSection { .. } | Payload::ComponentSection { .. }) => depth += 1,
+            Ok(Payload::End(_)) => depth = depth.saturating_sub(1),
+            Ok(Payload::ComponentExportSection(exports)) if depth == 0 => {
+                let ours = exports
+                    .into_iter()
+                    .flatten()
+                    .any(|e| e.name.0.starts_with("verdict:verifier/"));
+                if ours {
+                    return true;
+                }
+            }
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
 /// `DIR/NAME.wasm` → `DIR/NAME.component.wasm`.
 fn beside(module: &Path) -> PathBuf {
     let stem = module
@@ -70,34 +107,10 @@ fn beside(module: &Path) -> PathBuf {
     module.with_file_name(format!("{stem}.component.wasm"))
 }
 
-/// Writes `bytes` to `output` through a temporary file in its directory
-/// (renamed into place: a failed write leaves any earlier file whole),
-/// refusing to replace `module`.
-fn write_new(module: &Path, output: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+/// True when `a` and `b` are the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
-    };
-    if same(module, output) {
-        bail!(
-            "{} is the module itself: give another --output",
-            output.display()
-        );
     }
-    let dir = match output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let context = || format!("cannot write {}", output.display());
-    let mut builder = tempfile::Builder::new();
-    // A file for others to read, as a compiler's output is (the umask
-    // applies), not the temporary file's private mode.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut file = builder.tempfile_in(dir).with_context(context)?;
-    file.write_all(bytes).with_context(context)?;
-    file.persist(output)
-        .map_err(|e| e.error)
-        .with_context(context)?;
-    Ok(())
 }

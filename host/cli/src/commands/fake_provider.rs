@@ -22,7 +22,9 @@ pub struct FakeProviderArgs {
 /// Serves until SIGINT, SIGTERM or SIGHUP (then exits 0); prints one
 /// `<protocol> <base-url>` line per protocol first.
 pub fn run(args: FakeProviderArgs) -> anyhow::Result<Exit> {
-    let script = Script::from_file(&args.script)?;
+    let text = crate::files::read_text(&args.script, crate::files::Bound::SCRIPT)?;
+    let script = Script::from_json(&text)
+        .with_context(|| format!("{} is not a valid script", args.script.display()))?;
     let runtime = super::runtime()?;
     runtime.block_on(async {
         let mut signals = Signals::install().context("cannot install the signal handlers")?;

@@ -2,6 +2,9 @@
 
 use super::HostArgs;
 use crate::exit::Exit;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use verdict_sandbox::WasmKind;
 
 /// Arguments of `verdict inspect`.
 #[derive(Debug, clap::Args)]
@@ -19,6 +22,14 @@ pub struct InspectArgs {
 pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
     let bytes = super::read_verifier(&args.wasm)?;
     let host = args.host.host()?;
+    if matches!(WasmKind::of(&bytes), WasmKind::Component)
+        && !compiled_before(args.host.cache_dir().as_deref(), &bytes)
+    {
+        crate::output::note_line(format_args!(
+            "compiling {} to inspect it (seconds for a Python or JavaScript verifier)...",
+            args.wasm
+        ));
+    }
     let info = host.inspect(&bytes);
     if args.json {
         crate::outln!("{}", serde_json::to_string_pretty(&info)?)?;
@@ -64,4 +75,17 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::NotComplete
     })
+}
+
+/// True when the compile cache under `cache` holds `bytes` compiled (for
+/// some engine configuration: `<cache>/<engine>/<sha256>.cwasm`, the
+/// sandbox's layout), so inspecting them loads instead of compiling.
+fn compiled_before(cache: Option<&Path>, bytes: &[u8]) -> bool {
+    let Some(Ok(engines)) = cache.map(std::fs::read_dir) else {
+        return false;
+    };
+    let entry = format!("{}.cwasm", hex::encode(Sha256::digest(bytes)));
+    engines
+        .flatten()
+        .any(|engine| engine.path().join(&entry).is_file())
 }

@@ -74,9 +74,10 @@ pub fn read_verifier(spec: &str) -> anyhow::Result<Vec<u8>> {
     }
     // Regular files only, opened without blocking and read up to the load
     // limit: a FIFO or a huge file is refused, never waited on.
-    let max = verdict_sandbox::LoadLimits::default().max_component_bytes;
-    verdict_sandbox::read_component(std::path::Path::new(spec), max)
-        .with_context(|| format!("cannot read {spec}"))
+    Ok(crate::files::read::read(
+        std::path::Path::new(spec),
+        crate::files::Bound::component(),
+    )?)
 }
 
 /// A small multi-threaded runtime for one command.

@@ -12,32 +12,42 @@ pub struct NewVerifierArgs {
     /// The language of the project.
     #[arg(long, value_enum)]
     lang: Lang,
-    /// Rust only: the `verdict-guest` dependency, as a TOML value (e.g.
-    /// `{ path = "/src/verdict/guest-sdk" }`). Default: a path dependency on
+    /// Rust only: the `verdict-guest` dependency, as a TOML value: a version
+    /// string, or an inline table with `path`, `version` or `git` (and at
+    /// most one of `branch`, `tag`, `rev`), e.g.
+    /// `{ path = "/src/verdict/guest-sdk" }`. Default: a path dependency on
     /// the guest SDK of the source tree this binary was built from, while it
     /// exists.
     #[arg(long, value_name = "TOML")]
     verdict_guest: Option<String>,
-    /// The project directory: created, or empty. Its last component is the
-    /// project name (`[a-z][a-z0-9-]*`).
+    /// The project directory: created, or empty. Its last component (the
+    /// directory's own name for `.`) is the project name: a valid crate
+    /// name (lowercase words joined by single hyphens, not a keyword).
     dir: PathBuf,
 }
 
 /// Runs `verdict new-verifier`.
 pub fn run(args: NewVerifierArgs) -> anyhow::Result<Exit> {
-    let name = args
-        .dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
+    let name = project_name(&args.dir)?;
+    let name = name.as_str();
     if !templates::valid_name(name) {
         bail!(
-            "{}: the project name (the directory's last component) must match [a-z][a-z0-9-]*",
-            args.dir.display()
+            "{}: the project name `{name}` (the directory's name) is not a valid crate name: {}",
+            args.dir.display(),
+            crate::crate_name::RULE
         );
     }
     let verdict_guest = match (args.lang, args.verdict_guest) {
-        (_, Some(value)) => value,
+        (Lang::Rust, Some(value)) => crate::dependency::parse(&value).map_err(|why| {
+            anyhow::anyhow!(
+                "--verdict-guest {value:?}: {why}; give {}",
+                crate::dependency::FORM
+            )
+        })?,
+        (_, Some(_)) => bail!(
+            "--verdict-guest is for --lang rust only (Python and JavaScript projects build \
+             against the WIT, not the crate)"
+        ),
         (Lang::Rust, None) => built_guest_sdk()?,
         (_, None) => String::new(),
     };
@@ -73,6 +83,26 @@ pub fn run(args: NewVerifierArgs) -> anyhow::Result<Exit> {
         next.replace("NAME", name)
     )?;
     Ok(Exit::Complete)
+}
+
+/// The project name: `dir`'s last component, or the name of the directory
+/// it resolves to when that is `.` or `..`.
+fn project_name(dir: &Path) -> anyhow::Result<String> {
+    let named = match dir.file_name() {
+        Some(name) => Some(name.to_owned()),
+        None => dir
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", dir.display()))?
+            .file_name()
+            .map(ToOwned::to_owned),
+    };
+    match named.as_ref().and_then(|n| n.to_str()) {
+        Some(name) => Ok(name.to_owned()),
+        None => bail!(
+            "{}: no project name (a directory's name is one): name the directory",
+            dir.display()
+        ),
+    }
 }
 
 /// `{ path = "<source tree>/guest-sdk" }` for the tree this binary was

@@ -33,7 +33,8 @@ pub fn render(path: &[Seg]) -> String {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                out.push_str(k);
+                // An empty key, as TOML writes it.
+                out.push_str(if k.is_empty() { "\"\"" } else { k });
             }
             Seg::Index(i) => out.push_str(&format!("[{i}]")),
         }

@@ -104,8 +104,8 @@ impl ConfigFile {
 
 /// Reads, parses and validates the configuration at `path`.
 pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text: Arc<str> = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::whole_file(path, format!("cannot read the file: {e}")))?
+    let text: Arc<str> = crate::files::read_text(path, crate::files::Bound::CONFIG)
+        .map_err(|e| ConfigError::whole_file(path, format!("cannot read the file: {}", e.why)))?
         .into();
     let json = path
         .extension()
@@ -179,6 +179,22 @@ fn key(k: &str) -> Seg {
 /// policy, files and directories.
 fn validate(file: &ConfigFile) -> Result<(), ConfigError> {
     let config = &file.config;
+    let empty_names = [
+        (
+            "connectors",
+            "connector",
+            config.connectors.contains_key(""),
+        ),
+        ("tenants", "tenant", config.tenants.contains_key("")),
+    ];
+    for (section, what, found) in empty_names {
+        if found {
+            return Err(file.error(
+                &[key(section), key("")],
+                format!("a {what} name must not be empty"),
+            ));
+        }
+    }
     for (name, connector) in &config.connectors {
         connector.validate(file, name)?;
     }

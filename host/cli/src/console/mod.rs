@@ -73,8 +73,8 @@ const BUSY: &str = "refused: an execution is running (allowed only when idle)";
 
 /// Reads a policy override: JSON (`.json`) or TOML thresholds, validated.
 fn read_policy(path: &Path) -> Result<LoopPolicy, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text =
+        crate::files::read_text(path, crate::files::Bound::POLICY).map_err(|e| e.to_string())?;
     let is_json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -312,9 +312,15 @@ impl Console {
             return BUSY.into();
         }
         let json = self.session.agent.save_conversation();
+        let bound = crate::files::Bound::CONVERSATION;
+        let over = if json.len() as u64 > bound.bytes {
+            " (over the bound /load reads: it cannot be loaded back)"
+        } else {
+            ""
+        };
         match std::fs::write(path, &json) {
             Ok(()) => format!(
-                "saved {} messages to {}",
+                "saved {} messages to {}{over}",
                 self.session.agent.conversation().len(),
                 path.display()
             ),
@@ -327,9 +333,9 @@ impl Console {
         if self.is_busy() {
             return BUSY.into();
         }
-        let json = match std::fs::read_to_string(path) {
+        let json = match crate::files::read_text(path, crate::files::Bound::CONVERSATION) {
             Ok(json) => json,
-            Err(e) => return format!("error: cannot read {}: {e}", path.display()),
+            Err(e) => return format!("error: {e}"),
         };
         match self.session.agent.load_conversation(&json) {
             Ok(()) => format!(
