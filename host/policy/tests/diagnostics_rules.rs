@@ -6,8 +6,8 @@ use crate::common;
 use common::{start, turn, view, with_completion};
 use serde_json::{Value, json};
 use verdict_policy::{
-    CheckDecision, CheckerError, CheckerErrorKind, FinalDecision, LoopDiagnostics, LoopPolicy, Phase,
-    PolicyExecution, StopReason, Verdict,
+    CheckDecision, CheckerError, CheckerErrorKind, FinalDecision, LoopDiagnostics, LoopPolicy,
+    Phase, PolicyExecution, StopReason, Verdict,
 };
 
 #[test]
