@@ -1,12 +1,14 @@
 //! The cross-crate integration tests, as one test binary (linking one binary
 //! per file dominated the build): `cargo test -p verdict-tests --test
 //! integration`, one file's tests with `-- FILE::`. Each file is a module;
-//! guests and fixtures come from `verdict-test-support`.
+//! guests and fixtures come from `verdict-test-support`. One file is a
+//! binary of its own: `sandbox_answer_copy.rs` counts the heap with a
+//! global allocator, so no other test may run beside it (`cargo test -p
+//! verdict-tests --test sandbox_answer_copy`).
 
 mod contract;
 mod guests_built;
 mod guests_lean;
-mod sandbox_answer_copy;
 mod sandbox_cache_index;
 mod sandbox_hostile;
 mod sandbox_hostile_abi;

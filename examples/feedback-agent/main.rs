@@ -20,7 +20,8 @@ use verdict::fake::{FakeProvider, Script, ScriptedTurn};
 use verdict::{
     Agent, AgentEvent, CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker,
     Connector, ConnectorRegistry, DirStore, Effect, HostConfig, Limits, LoadedVerifier, LoopPolicy,
-    Protocol, RunOptions, Tenant, Tool, ToolError, ToolOutcome, Verdict, VerifierHost, WasmChecker,
+    Protocol, RunOptions, RunStatus, Tenant, Tool, ToolError, ToolOutcome, Verdict, VerifierHost,
+    WasmChecker, WorkflowStatus,
 };
 
 /// `pub const NAME: &str` (absolute `.wasm` path) per sample verifier this
@@ -161,6 +162,7 @@ async fn main() {
     println!("user: Verify and publish artifact A42.");
     let mut events = agent.stream("Verify and publish artifact A42.", RunOptions::default());
     let mut line = String::new();
+    let mut completed = false;
     while let Some(event) = events.next().await {
         match event {
             AgentEvent::TextDelta(text) => line.push_str(&text),
@@ -208,6 +210,8 @@ async fn main() {
                     println!("model: {line}");
                 }
                 let diag = response.loop_diagnostics.expect("a managed run");
+                completed = response.status == RunStatus::Completed
+                    && diag.status == Some(WorkflowStatus::Completed);
                 println!(
                     "status: {:?}; workflow: {:?}; reason: {:?}",
                     response.status, diag.status, diag.reason
@@ -225,4 +229,8 @@ async fn main() {
     drop(fake);
     dir.close().unwrap();
     println!("cleaned up {}", root.display());
+    if !completed {
+        eprintln!("error: the story did not end with a completed workflow");
+        std::process::exit(1);
+    }
 }

@@ -1,22 +1,30 @@
 //! Scenario tests of helper checks: a native checker calls a model only
 //! through an explicitly configured helper with an explicit shared budget,
-//! within the check's context.
+//! within the check's context (cancelled with it, before or during the
+//! helper's call).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use crate::common;
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{agent_on, calls, completion, counting_tool, scripted};
+use futures::future::BoxFuture;
 use serde_json::json;
-use verdict_agent::{CallBudget, Checkers, HelperError, HelperModel, RunOptions, RunStatus};
+use tokio_util::sync::CancellationToken;
+use verdict_agent::{
+    AgentError, CallBudget, Checkers, HelperError, HelperModel, RunOptions, RunStatus,
+};
 use verdict_policy::{
     CancelHandle, CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect,
     LoopPolicy, ProgressChecker, StopReason, Verdict,
 };
-use verdict_providers::Model;
 use verdict_providers::fake::ScriptedTurn;
+use verdict_providers::{
+    CallContext, EventStream, Model, ModelRequest, ModelResponse, ProviderError,
+};
 
 /// A completion checker that asks a helper model whether the work is done:
 /// an async checker, the helper call made within the check's context.
@@ -210,4 +218,122 @@ async fn a_helper_call_ends_at_the_checks_deadline() {
         CheckerError::from(HelperError::Timeout),
         CheckerError::Timeout
     );
+}
+
+/// A helper model whose call stays in flight until it is cancelled (or
+/// 30 s pass: then it answers "yes"). It keeps the call's cancel token,
+/// says when the call started, and marks when the call's future ended.
+struct InFlightModel {
+    started: tokio::sync::mpsc::UnboundedSender<()>,
+    token: Mutex<Option<CancellationToken>>,
+    ended: Arc<AtomicBool>,
+}
+
+/// Sets its flag when dropped.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+impl Model for InFlightModel {
+    fn complete<'a>(
+        &'a self,
+        _request: &'a ModelRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(async move {
+            *self.token.lock().unwrap() = Some(ctx.cancel.clone());
+            let _ended = SetOnDrop(self.ended.clone());
+            let _ = self.started.send(());
+            tokio::select! {
+                () = ctx.cancel.cancelled() => Err(ProviderError::Cancelled),
+                () = tokio::time::sleep(Duration::from_secs(30)) => Ok(ModelResponse {
+                    text: Some("yes".into()),
+                    ..ModelResponse::default()
+                }),
+            }
+        })
+    }
+
+    fn stream<'a>(
+        &'a self,
+        _request: &'a ModelRequest,
+        _ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
+        panic!("a helper never streams")
+    }
+}
+
+/// [`Judge`], recording what its helper call answered.
+struct RecordingJudge {
+    helper: HelperModel,
+    answered: Arc<Mutex<Option<Result<String, HelperError>>>>,
+}
+
+impl CompletionChecker for RecordingJudge {
+    fn check<'a>(
+        &'a self,
+        packet: &'a CheckPacket,
+        ctx: &'a CheckContext,
+    ) -> CheckFuture<'a, Verdict> {
+        Box::pin(async move {
+            let prompt = format!("Is this done? {}", packet.output_text);
+            let answer = self.helper.ask(&prompt, ctx).await;
+            *self.answered.lock().unwrap() = Some(answer.clone());
+            Ok(Verdict {
+                complete: answer? == "yes",
+                reason: None,
+                feedback: None,
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn cancelling_the_run_during_a_helper_call_cancels_the_call() {
+    let main = scripted(vec![ScriptedTurn::text("Done.")]);
+    let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let ended = Arc::new(AtomicBool::new(false));
+    let helper_model = Arc::new(InFlightModel {
+        started: started_tx,
+        token: Mutex::new(None),
+        ended: ended.clone(),
+    });
+    let dyn_helper: Arc<dyn Model> = helper_model.clone();
+    let answered = Arc::new(Mutex::new(None));
+    let judge = RecordingJudge {
+        helper: HelperModel::new(dyn_helper, "judge", CallBudget::new(3)),
+        answered: answered.clone(),
+    };
+    let agent = agent_on(&main)
+        .loop_policy(LoopPolicy::default())
+        .completion_checker(Arc::new(judge))
+        .build()
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let (result, ()) = tokio::join!(
+        agent.run("Go.", RunOptions::default().with_cancel(cancel.clone())),
+        async {
+            // The helper's request is in flight: cancel the run now.
+            started.recv().await.expect("the helper is called");
+            cancel.cancel();
+        },
+    );
+    // The run ends on its cancellation path, not as a checker error, and
+    // not with the helper's "yes" (which would have completed it).
+    assert_eq!(result.unwrap_err(), AgentError::Cancelled);
+    let diag = agent.loop_diagnostics().expect("the latest diagnostics");
+    assert_eq!(diag.reason, None, "{diag:?}");
+    assert_eq!(diag.checker_error, None, "{diag:?}");
+    assert_eq!(diag.counters.completion_checks, 1);
+    assert_eq!(main.requests().len(), 1, "no model call after it");
+    // The helper call itself was cancelled: the helper answered
+    // `Cancelled`, the model call's own token fired, and its future ended.
+    assert_eq!(*answered.lock().unwrap(), Some(Err(HelperError::Cancelled)));
+    let token = helper_model.token.lock().unwrap().clone();
+    assert!(token.expect("the model was called").is_cancelled());
+    assert!(ended.load(Ordering::SeqCst), "the model call still runs");
 }

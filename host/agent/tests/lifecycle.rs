@@ -523,3 +523,94 @@ async fn checkers_receive_the_hosts_task_state_snapshot() {
     let response = agent.run("Finish.", RunOptions::default()).await.unwrap();
     assert_eq!(response.status, RunStatus::Completed);
 }
+
+#[tokio::test]
+async fn a_run_policy_applies_to_that_execution_only() {
+    // The agent's own policy (no allowlist) and checker (never complete);
+    // the first run replaces both with edited ones, the second inherits
+    // the agent's again.
+    let model = scripted(vec![
+        ScriptedTurn::tool_call("p1", "poll", json!({})),
+        ScriptedTurn::tool_call("p2", "poll", json!({})),
+        ScriptedTurn::tool_call("p3", "poll", json!({})),
+        ScriptedTurn::text("first done"),
+        ScriptedTurn::tool_call("q1", "poll", json!({})),
+        ScriptedTurn::tool_call("q2", "poll", json!({})),
+        ScriptedTurn::tool_call("q3", "poll", json!({})),
+        ScriptedTurn::text("third done"),
+    ]);
+    let (poll, polls) = counting_tool("poll", Effect::Read, json!({"state": "pending"}));
+    let agent_checks = Arc::new(AtomicU64::new(0));
+    let counted = agent_checks.clone();
+    let agent = agent_on(&model)
+        .tool(poll)
+        .loop_policy(LoopPolicy::default())
+        .checkers(Checkers::new().with_completion(completion(move |_| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(Verdict {
+                complete: false,
+                reason: None,
+                feedback: Some("not yet".into()),
+            })
+        })))
+        .build()
+        .unwrap();
+    let mut edited = LoopPolicy::default();
+    edited.read_allowlist.push("poll".into());
+    edited.max_recovery_attempts = 0;
+    let always = Checkers::new().with_completion(completion(|_| {
+        Ok(Verdict {
+            complete: true,
+            reason: None,
+            feedback: None,
+        })
+    }));
+    let first = agent
+        .run(
+            "Poll.",
+            RunOptions::default()
+                .with_policy(edited)
+                .with_checkers(always),
+        )
+        .await
+        .unwrap();
+    // The edited allowlist exempts the repeated polls; the edited checker
+    // completes.
+    assert_eq!(first.status, RunStatus::Completed);
+    assert_eq!(polls.load(Ordering::SeqCst), 3);
+    let first_diag = first.loop_diagnostics.unwrap();
+    assert_eq!(first_diag.recovery_attempts_allowed, 0);
+    assert_eq!(agent_checks.load(Ordering::SeqCst), 0);
+
+    let second = agent
+        .run("Poll again.", RunOptions::default())
+        .await
+        .unwrap();
+    // The agent's policy again: no allowlist, so the third identical poll
+    // is refused (after feedback on the second), and its recovery allowance.
+    assert_eq!(second.status, RunStatus::Stopped(StopReason::RepeatedRead));
+    assert_eq!(polls.load(Ordering::SeqCst), 5, "q3 never ran");
+    let second_diag = second.loop_diagnostics.unwrap();
+    assert_eq!(
+        second_diag.recovery_attempts_allowed,
+        LoopPolicy::default().max_recovery_attempts
+    );
+    assert_ne!(second_diag.execution_id, first_diag.execution_id);
+    assert_eq!(model.requests().len(), 7);
+
+    // And the agent's checker again, as soon as a run has a candidate to
+    // check: it refuses, and with no recovery allowed the run needs input.
+    let no_recovery = LoopPolicy {
+        max_recovery_attempts: 0,
+        ..LoopPolicy::default()
+    };
+    let third = agent
+        .run("Finish.", RunOptions::default().with_policy(no_recovery))
+        .await
+        .unwrap();
+    assert_eq!(agent_checks.load(Ordering::SeqCst), 1);
+    assert_ne!(third.status, RunStatus::Completed);
+    let third_diag = third.loop_diagnostics.unwrap();
+    assert_eq!(third_diag.phase, verdict_policy::Phase::InputNeeded);
+    assert_eq!(third_diag.status, None);
+}

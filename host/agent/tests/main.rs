@@ -18,6 +18,7 @@ mod lifecycle;
 mod loop_reporting;
 mod recovery_accounting;
 mod routing;
+mod saved_transcripts;
 mod scenarios;
 mod stream;
 mod structured_output;

@@ -1,19 +1,23 @@
-//! `Agent::stream` shares `run`'s decision path and yields typed events;
-//! dropping it ends the execution, releases the lease and keeps settled
-//! results.
+//! `Agent::stream` shares `run`'s decision path and yields typed events
+//! (with a policy, before-tool hooks that skip a call or modify its
+//! arguments run through the same preparation); dropping it ends the
+//! execution, releases the lease and keeps settled results.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 use crate::common;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{agent_on, any_object, assert_protocol_whole, completion, scripted};
+use common::{
+    agent_on, any_object, assert_protocol_whole, calls, completion, counting_tool, scripted,
+};
 use futures::StreamExt;
 use serde_json::json;
 use verdict_agent::{
-    Agent, AgentError, AgentEvent, Checkers, RunOptions, RunStatus, Tool, ToolError,
+    Agent, AgentError, AgentEvent, BeforeTool, Checkers, Hooks, RunOptions, RunStatus, Tool,
+    ToolError, ToolOutcome,
 };
 use verdict_policy::{Effect, LoopPolicy, Verdict, WorkflowStatus};
 use verdict_providers::Message;
@@ -225,4 +229,109 @@ async fn the_loop_waits_for_a_slow_consumer_and_a_cancel_on_its_first_event_stop
         other => panic!("the run ends cancelled: {other:?}"),
     }
     assert_eq!(model.requests().len(), 1, "no model call after the cancel");
+}
+
+/// An agent under a loop policy whose before-tool hooks skip `rm` of `/`
+/// and normalize `post`'s text (trimmed, lower case); `post` records the
+/// arguments it ran with, `rm` counts its runs.
+fn hooked_agent() -> (Agent, Arc<Mutex<Vec<serde_json::Value>>>, Arc<AtomicUsize>) {
+    let model = scripted(vec![
+        calls(&[
+            ("w1", "post", json!({"text": "Hello"})),
+            ("w2", "post", json!({"text": "hello  "})),
+            ("x", "rm", json!({"path": "/"})),
+        ]),
+        ScriptedTurn::text("posted"),
+    ]);
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let sink = received.clone();
+    let post = Tool::new("post", any_object(), move |args, _| {
+        sink.lock().unwrap().push(args);
+        async { Ok::<_, ToolError>(json!({"ok": true})) }
+    })
+    .unwrap()
+    .with_effect(Effect::Write);
+    let (rm, removals) = counting_tool("rm", Effect::Write, json!({}));
+    let hooks = Hooks::default().before_tool(Arc::new(|call| match call.name.as_str() {
+        "rm" if call.arguments["path"] == "/" => BeforeTool::Skip {
+            message: "refusing to remove /".into(),
+        },
+        "post" => BeforeTool::Modify {
+            arguments: json!({
+                "text": call.arguments["text"].as_str().unwrap_or("").trim().to_lowercase()
+            }),
+        },
+        _ => BeforeTool::Proceed,
+    }));
+    let agent = agent_on(&model)
+        .tool(post)
+        .tool(rm)
+        .hooks(hooks)
+        .loop_policy(LoopPolicy::default())
+        .build()
+        .unwrap();
+    (agent, received, removals)
+}
+
+#[tokio::test]
+async fn a_policy_stream_runs_before_tool_hooks_that_skip_and_modify() {
+    let (agent, received, removals) = hooked_agent();
+    let events: Vec<AgentEvent> = tokio::time::timeout(
+        Duration::from_secs(10),
+        agent
+            .stream("Post hello, then clean up.", RunOptions::default())
+            .collect(),
+    )
+    .await
+    .unwrap();
+
+    // Modified: the tool ran with the hook's arguments, and the policy
+    // fingerprinted those too, so the second post (the same once
+    // normalized) was refused as a duplicate write.
+    assert_eq!(*received.lock().unwrap(), [json!({"text": "hello"})]);
+    // Skipped: `rm` never started and was never admitted.
+    assert_eq!(removals.load(Ordering::SeqCst), 0);
+    let admitted: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallAdmitted { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(admitted, ["w1"]);
+    let settled: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallSettled(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    let ids: Vec<&str> = settled.iter().map(|s| s.call.id.as_str()).collect();
+    assert_eq!(ids, ["w1", "w2", "x"]);
+    assert_eq!(settled[0].call.arguments, json!({"text": "hello"}));
+    assert!(matches!(settled[0].outcome, ToolOutcome::Succeeded { .. }));
+    assert_eq!(settled[1].call.arguments, json!({"text": "hello"}));
+    assert!(matches!(settled[1].outcome, ToolOutcome::NotStarted { .. }));
+    assert_eq!(
+        settled[2].outcome,
+        ToolOutcome::NotStarted {
+            message: "refusing to remove /".into()
+        }
+    );
+    assert!(settled[1].receipt.is_none() && settled[2].receipt.is_none());
+    let Some(AgentEvent::ResponseComplete(response)) = events.last() else {
+        panic!("last event: {:?}", events.last());
+    };
+    assert_eq!(response.status, RunStatus::Completed);
+    let diag = response.loop_diagnostics.as_ref().unwrap();
+    assert_eq!(diag.counters.admissions, 1, "{diag:?}");
+    assert_protocol_whole(&agent.conversation());
+
+    // The same preparation as `run`: the same calls, arguments and outcomes.
+    let (run_agent, _, _) = hooked_agent();
+    let ran = run_agent
+        .run("Post hello, then clean up.", RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(ran.tool_calls, response.tool_calls);
 }

@@ -34,7 +34,7 @@
 //! | invalid configuration refused before any dispatch | `config_rules::invalid_policy_cannot_start_an_execution` |
 //! | policy loads from JSON; `{}` is valid and enables tracking without a completion checker | `config_rules::empty_json_policy_tracks_without_a_verifier` |
 //! | unknown JSON fields refused | `config_rules::unknown_json_field_is_refused` |
-//! | an execution captures a copy of the policy at start | `config_rules::later_policy_edits_apply_to_later_executions` |
+//! | an execution captures a copy of the policy at start | compile time (`config_rules`: an execution is `'static`); per run: verdict-agent `lifecycle::a_run_policy_applies_to_that_execution_only` |
 //! | key order never changes a fingerprint | `canonical_props::key_order_never_changes_a_fingerprint` |
 //! | fingerprints are stable across runs | `canonical_props::fingerprints_are_stable_across_runs`, `canonical_props::golden_fingerprints_do_not_drift` |
 //! | RFC 8785 number, string and sorting examples | `canonical::tests::rfc8785_*` (unit) |
@@ -83,7 +83,7 @@
 //! | task/checker/owner/conversation changed → `state_changed` | `stale_view_rules::identity_change_stops_with_state_changed` |
 //! | stale-view guard applies to progress keys | `stale_view_rules::progress_key_guard_applies` |
 //! | diagnostics: phases, snake_case reasons, `input-needed` spelling, JSON | `diagnostics_rules::diagnostics_serialize_as_the_spec_names_them` |
-//! | diagnostics snapshots are detached | `diagnostics_rules::snapshots_are_detached` |
+//! | diagnostics snapshots are detached | compile time (`diagnostics_rules`: owned, `'static`); through the agent: verdict-agent `lifecycle::loop_diagnostics_describe_the_active_execution_while_it_runs` |
 //! | verdicts strict: an object with only `complete`, `reason`, `feedback`; ≤ 16 KiB | `verdict_props::strict_shape_is_enforced` |
 //! | `reason` ≤ 400 and `feedback` ≤ 2000 characters | `verdict_props::reason_and_feedback_bounds_are_exact` |
 //! | characters are Unicode scalar values (an emoji is one) in every bound | `character_rules::*` |
