@@ -18,6 +18,7 @@ macro_rules! protocols {
         /// A provider wire protocol.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[serde(rename_all = "kebab-case")]
+        #[non_exhaustive]
         pub enum Protocol {
             $($(#[doc = $doc])* $variant,)+
         }
