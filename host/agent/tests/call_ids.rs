@@ -117,6 +117,7 @@ fn assert_requests_pair(protocol: Protocol, requests: &[ModelRequest]) {
                     }
                     Message::ToolResult(r) => assert!(r.call_id.is_empty(), "{r:?}"),
                     Message::User { .. } => {}
+                    other => panic!("a message this check does not know: {other:?}"),
                 }
             }
         }

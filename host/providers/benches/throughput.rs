@@ -21,6 +21,7 @@ fn folder(p: Protocol) -> &'static str {
         Protocol::OpenAiResponses => "openai-responses",
         Protocol::Anthropic => "anthropic",
         Protocol::Gemini => "gemini",
+        other => panic!("no recorded samples for {other:?}"),
     }
 }
 

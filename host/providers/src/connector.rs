@@ -171,7 +171,7 @@ impl Connector {
         };
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        for (name, value) in config.protocol.wire().fixed_headers() {
+        for (name, value) in config.protocol.client().endpoint().fixed_headers {
             headers.insert(*name, HeaderValue::from_static(value));
         }
         for (name, value) in &config.headers {
@@ -182,7 +182,7 @@ impl Connector {
             headers.insert(name, value);
         }
         if let Some(key) = key {
-            let (name, text) = match config.protocol.wire().key_header() {
+            let (name, text) = match config.protocol.client().endpoint().key_header {
                 KeyHeader::Bearer => ("authorization", format!("Bearer {}", key.expose())),
                 KeyHeader::Plain(name) => (name, key.expose().to_owned()),
             };
@@ -235,7 +235,7 @@ impl Connector {
         stream: bool,
     ) -> Result<(String, Bytes), ProviderError> {
         let body = Bytes::from(
-            serde_json::to_vec(&self.protocol.wire().encode_request(request, stream))
+            serde_json::to_vec(&self.protocol.client().encode_request(request, stream))
                 .map_err(|e| config_error(format!("request body: {e}")))?,
         );
         Ok((
@@ -334,7 +334,7 @@ impl Connector {
                 phase: TimeoutPhase::Total,
                 after: total,
             })??;
-        let mut decoded = self.protocol.wire().decode_response(&body)?;
+        let mut decoded = self.protocol.client().decode_response(&body)?;
         decoded.attempts = attempts;
         Ok(decoded)
     }
@@ -356,7 +356,7 @@ impl Connector {
                     let response = self.attempt(url, body, &ctx.cancel).await?;
                     let mut events = sse::drive(
                         response.bytes_stream(),
-                        self.protocol.wire().stream_decoder(),
+                        self.protocol.client().stream_decoder(),
                         ctx.cancel.clone(),
                         self.timeouts.idle,
                         number,

@@ -58,6 +58,7 @@ impl ModelRequest {
 /// One entry of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Message {
     /// Text from the user (or host feedback addressed to the model).
     User {
@@ -138,6 +139,7 @@ pub struct ToolDefinition {
 /// How the model must use the tools.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "type", content = "name")]
+#[non_exhaustive]
 pub enum ToolChoice {
     /// The model decides.
     #[default]

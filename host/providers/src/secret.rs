@@ -27,6 +27,7 @@ impl std::fmt::Debug for ApiKey {
 
 /// Where a connector gets its key.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Credential {
     /// Read this environment variable when the connector is built.
     Env(String),

@@ -16,18 +16,18 @@ pub use crate::sse::SseFrame;
 
 /// The JSON body a connector sends for `request`.
 pub fn encode_request(protocol: Protocol, request: &ModelRequest, stream: bool) -> Value {
-    protocol.wire().encode_request(request, stream)
+    protocol.client().encode_request(request, stream)
 }
 
 /// Decode a non-streaming success body.
 pub fn decode_response(protocol: Protocol, body: &[u8]) -> Result<ModelResponse, ProviderError> {
-    protocol.wire().decode_response(body)
+    protocol.client().decode_response(body)
 }
 
 /// Decode a whole SSE body: the events a live stream of it yields, ending
 /// with [`StreamEvent::Completed`].
 pub fn decode_stream(protocol: Protocol, body: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
-    crate::sse::decode_sse_bytes(body, protocol.wire().stream_decoder())
+    crate::sse::decode_sse_bytes(body, protocol.client().stream_decoder())
 }
 
 /// Classify an HTTP error answer as the connector does.
@@ -41,7 +41,7 @@ pub fn decode_request(
     body: &Value,
     model: &str,
 ) -> Result<ModelRequest, ProviderError> {
-    protocol.wire().decode_request(body, model)
+    protocol.fake().decode_request(body, model)
 }
 
 /// The SSE frames the fake sends for `response`, text and argument
@@ -52,7 +52,7 @@ pub fn render_stream(
     model: &str,
     chunk: usize,
 ) -> Vec<SseFrame> {
-    protocol.wire().render_stream(response, model, chunk)
+    protocol.fake().render_stream(response, model, chunk)
 }
 
 /// The bytes of the stream the fake sends for `response`.
@@ -62,9 +62,9 @@ pub fn render_stream_body(
     model: &str,
     chunk: usize,
 ) -> Vec<u8> {
-    let wire = protocol.wire();
-    let crlf = wire.stream_uses_crlf();
-    wire.render_stream(response, model, chunk)
+    let fake = protocol.fake();
+    let crlf = fake.stream_uses_crlf();
+    fake.render_stream(response, model, chunk)
         .iter()
         .map(|frame| frame.encode(crlf))
         .collect::<String>()

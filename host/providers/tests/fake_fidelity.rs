@@ -190,6 +190,7 @@ fn shape(protocol: Protocol, events: &[Event]) -> Vec<String> {
         Protocol::Anthropic => anthropic_shape(events),
         Protocol::OpenAiChat => chat_shape(events),
         Protocol::Gemini => gemini_shape(events),
+        other => panic!("no recorded stream shape for {other:?}"),
     }
 }
 
@@ -199,6 +200,7 @@ fn folder(p: Protocol) -> &'static str {
         Protocol::OpenAiResponses => "openai-responses",
         Protocol::Anthropic => "anthropic",
         Protocol::Gemini => "gemini",
+        other => panic!("no recorded samples for {other:?}"),
     }
 }
 

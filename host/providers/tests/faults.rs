@@ -555,6 +555,7 @@ async fn api_keys_never_appear_in_debug_or_errors() {
             }
             Protocol::Anthropic => ("x-api-key", KEY.to_owned()),
             Protocol::Gemini => ("x-goog-api-key", KEY.to_owned()),
+            other => panic!("no documented key header for {other:?}"),
         };
         assert_eq!(sent[0].header(header), Some(value.as_str()), "{p:?}");
     }

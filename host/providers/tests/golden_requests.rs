@@ -165,6 +165,7 @@ fn expected(p: Protocol) -> Value {
             "generationConfig": {"maxOutputTokens": 256, "responseMimeType": "application/json",
                                  "responseJsonSchema": schema()},
         }),
+        other => panic!("no documented request for {other:?}"),
     }
 }
 
@@ -234,6 +235,7 @@ async fn conversation_is_sent_as_each_provider_documents() {
                 "/v1beta/models/gemini-test:streamGenerateContent?alt=sse",
                 "/v1beta/models/gemini-test:generateContent",
             ),
+            other => panic!("no documented endpoint for {other:?}"),
         };
         assert_eq!(sent[0].uri, stream_uri);
         assert_eq!(sent[1].uri, plain_uri);

@@ -107,6 +107,7 @@ pub fn assert_protocol_whole(messages: &[Message]) {
                 r.call_id, r.name
             ),
             Message::User { .. } => i += 1,
+            other => panic!("a message this check does not know: {other:?}"),
         }
     }
 }

@@ -9,13 +9,13 @@ use axum::response::Response;
 use futures::StreamExt;
 
 use crate::fake::script::{Fault, Reply};
-use crate::protocols::WireProtocol;
+use crate::protocols::FakeProtocol;
 use crate::sse::SseFrame;
 
 /// How to answer one request.
 pub(crate) struct Answer {
     /// Protocol to speak.
-    pub(crate) wire: &'static dyn WireProtocol,
+    pub(crate) wire: &'static dyn FakeProtocol,
     /// Model id to report.
     pub(crate) model: String,
     /// Whether the request asked for SSE.
@@ -136,7 +136,7 @@ fn json_response(status: u16, body: String) -> Response {
 }
 
 pub(crate) fn error(
-    wire: &dyn WireProtocol,
+    wire: &dyn FakeProtocol,
     status: u16,
     message: &str,
     retry_after: Option<u64>,

@@ -94,7 +94,7 @@ impl FakeProvider {
         });
         let mut app = Router::new();
         for protocol in Protocol::ALL {
-            for route in protocol.wire().fake_routes() {
+            for route in protocol.fake().routes() {
                 app = app.route(
                     route,
                     post(move |s, target, query, uri, headers, body| {
@@ -193,10 +193,10 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let wire = protocol.wire();
+    let wire = protocol.fake();
     let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let target = target.as_ref().map(|Path(t)| t.as_str());
-    let FakeTarget { model, stream } = match wire.fake_target(target, query.as_deref(), &json) {
+    let FakeTarget { model, stream } = match wire.target(target, query.as_deref(), &json) {
         Ok(t) => t,
         Err(message) => return error(wire, 404, message, None),
     };

@@ -78,11 +78,13 @@ fn truncate(mut message: String) -> String {
 }
 
 /// `value[key]` as an owned string.
+#[cfg(feature = "fake")]
 pub(super) fn str_of(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
 /// Tool arguments sent as a JSON string or an object.
+#[cfg(feature = "fake")]
 pub(super) fn arguments_of(value: Option<&Value>) -> Result<Value, ProviderError> {
     match value {
         Some(Value::String(s)) if s.trim().is_empty() => Ok(Value::Object(Default::default())),
@@ -94,6 +96,7 @@ pub(super) fn arguments_of(value: Option<&Value>) -> Result<Value, ProviderError
 }
 
 /// Split `text` into pieces of at most `size` characters.
+#[cfg(feature = "fake")]
 pub(crate) fn split_chunks(text: &str, size: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars

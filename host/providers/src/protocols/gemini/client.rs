@@ -1,5 +1,6 @@
-//! The connector's side of Gemini: request encoding, response and chunk
-//! stream decoding (with Vertex's streamed arguments, `partial_args.rs`).
+//! The connector's side of Gemini ([`ClientProtocol`]): endpoint, request
+//! encoding, response and chunk stream decoding (with Vertex's streamed
+//! arguments, `partial_args.rs`).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -10,6 +11,7 @@ use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolChoice, Usage,
 };
 use crate::protocols::assemble::{RawArgs, RawCall, ResponseBuilder};
+use crate::protocols::client::{ClientProtocol, Endpoint, KeyHeader};
 use crate::protocols::shared::error_from_event;
 use crate::sse::StreamDecoder;
 
@@ -17,87 +19,122 @@ use crate::sse::StreamDecoder;
 /// ids are not sent back to the provider.
 pub const SYNTHETIC_ID_PREFIX: &str = "gemini_call_";
 
-/// The request body for `request` (the stream flag is in the URL).
-pub(super) fn encode_request(request: &ModelRequest) -> Value {
-    let mut contents: Vec<Value> = Vec::with_capacity(request.messages.len());
-    let real_id = |id: &str| (!id.starts_with(SYNTHETIC_ID_PREFIX)).then(|| id.to_owned());
-    for message in &request.messages {
-        let (role, part) = match message {
-            Message::User { text } => ("user", vec![json!({"text": text})]),
-            Message::Assistant { text, tool_calls } => {
-                let mut parts = Vec::new();
-                if let Some(text) = text.as_ref().filter(|t| !t.is_empty()) {
-                    parts.push(json!({"text": text}));
-                }
-                for c in tool_calls {
-                    let mut call = json!({"name": c.name, "args": c.arguments});
-                    if let Some(id) = real_id(&c.id) {
-                        call["id"] = json!(id);
-                    }
-                    let mut part = json!({"functionCall": call});
-                    if let Some(sig) = &c.signature {
-                        part["thoughtSignature"] = json!(sig);
-                    }
-                    parts.push(part);
-                }
-                ("model", parts)
-            }
-            Message::ToolResult(r) => {
-                let key = if r.is_error { "error" } else { "result" };
-                let mut response = json!({"name": r.name, "response": {key: r.content}});
-                if let Some(id) = real_id(&r.call_id) {
-                    response["id"] = json!(id);
-                }
-                ("user", vec![json!({"functionResponse": response})])
-            }
-        };
-        // Consecutive entries of one role share one content (parallel
-        // function responses go back together).
-        match contents.last_mut() {
-            Some(last) if last["role"] == role => {
-                if let Some(parts) = last["parts"].as_array_mut() {
-                    parts.extend(part);
-                }
-            }
-            _ => contents.push(json!({"role": role, "parts": part})),
+/// Gemini `generateContent`.
+pub(crate) struct Gemini;
+
+impl ClientProtocol for Gemini {
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::new(
+            "https://generativelanguage.googleapis.com/v1beta",
+            "GEMINI_API_KEY",
+            KeyHeader::Plain("x-goog-api-key"),
+        )
+    }
+
+    fn url(&self, base: &str, model: &str, stream: bool) -> String {
+        if stream {
+            format!("{base}/models/{model}:streamGenerateContent?alt=sse")
+        } else {
+            format!("{base}/models/{model}:generateContent")
         }
     }
-    let mut body = json!({"contents": contents});
-    if let Some(instructions) = &request.instructions {
-        body["systemInstruction"] = json!({"parts": [{"text": instructions}]});
-    }
-    if !request.tools.is_empty() {
-        let declarations: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| {
-                let mut d = json!({"name": t.name, "parametersJsonSchema": t.parameters});
-                if let Some(desc) = &t.description {
-                    d["description"] = json!(desc);
+
+    /// The request body for `request` (the stream flag is in the URL).
+    fn encode_request(&self, request: &ModelRequest, _stream: bool) -> Value {
+        let mut contents: Vec<Value> = Vec::with_capacity(request.messages.len());
+        let real_id = |id: &str| (!id.starts_with(SYNTHETIC_ID_PREFIX)).then(|| id.to_owned());
+        for message in &request.messages {
+            let (role, part) = match message {
+                Message::User { text } => ("user", vec![json!({"text": text})]),
+                Message::Assistant { text, tool_calls } => {
+                    let mut parts = Vec::new();
+                    if let Some(text) = text.as_ref().filter(|t| !t.is_empty()) {
+                        parts.push(json!({"text": text}));
+                    }
+                    for c in tool_calls {
+                        let mut call = json!({"name": c.name, "args": c.arguments});
+                        if let Some(id) = real_id(&c.id) {
+                            call["id"] = json!(id);
+                        }
+                        let mut part = json!({"functionCall": call});
+                        if let Some(sig) = &c.signature {
+                            part["thoughtSignature"] = json!(sig);
+                        }
+                        parts.push(part);
+                    }
+                    ("model", parts)
                 }
-                d
-            })
-            .collect();
-        body["tools"] = json!([{"functionDeclarations": declarations}]);
-        body["toolConfig"] = json!({"functionCallingConfig": match &request.tool_choice {
-            ToolChoice::Auto => json!({"mode": "AUTO"}),
-            ToolChoice::None => json!({"mode": "NONE"}),
-            ToolChoice::Required => json!({"mode": "ANY"}),
-            ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
-        }});
+                Message::ToolResult(r) => {
+                    let key = if r.is_error { "error" } else { "result" };
+                    let mut response = json!({"name": r.name, "response": {key: r.content}});
+                    if let Some(id) = real_id(&r.call_id) {
+                        response["id"] = json!(id);
+                    }
+                    ("user", vec![json!({"functionResponse": response})])
+                }
+            };
+            // Consecutive entries of one role share one content (parallel
+            // function responses go back together).
+            match contents.last_mut() {
+                Some(last) if last["role"] == role => {
+                    if let Some(parts) = last["parts"].as_array_mut() {
+                        parts.extend(part);
+                    }
+                }
+                _ => contents.push(json!({"role": role, "parts": part})),
+            }
+        }
+        let mut body = json!({"contents": contents});
+        if let Some(instructions) = &request.instructions {
+            body["systemInstruction"] = json!({"parts": [{"text": instructions}]});
+        }
+        if !request.tools.is_empty() {
+            let declarations: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    let mut d = json!({"name": t.name, "parametersJsonSchema": t.parameters});
+                    if let Some(desc) = &t.description {
+                        d["description"] = json!(desc);
+                    }
+                    d
+                })
+                .collect();
+            body["tools"] = json!([{"functionDeclarations": declarations}]);
+            body["toolConfig"] = json!({"functionCallingConfig": match &request.tool_choice {
+                ToolChoice::Auto => json!({"mode": "AUTO"}),
+                ToolChoice::None => json!({"mode": "NONE"}),
+                ToolChoice::Required => json!({"mode": "ANY"}),
+                ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+            }});
+        }
+        let mut generation = serde_json::Map::new();
+        if let Some(max) = request.max_tokens {
+            generation.insert("maxOutputTokens".into(), json!(max));
+        }
+        if let Some(schema) = &request.output_schema {
+            generation.insert("responseMimeType".into(), json!("application/json"));
+            generation.insert("responseJsonSchema".into(), schema.schema.clone());
+        }
+        if !generation.is_empty() {
+            body["generationConfig"] = Value::Object(generation);
+        }
+        body
     }
-    let mut generation = serde_json::Map::new();
-    if let Some(max) = request.max_tokens {
-        generation.insert("maxOutputTokens".into(), json!(max));
+
+    /// Decode a non-streaming response body.
+    fn decode_response(&self, body: &[u8]) -> Result<ModelResponse, ProviderError> {
+        let mut state = ResponseState::default();
+        apply_chunk(&mut state, parse_chunk(body)?, &mut Vec::new())?;
+        if state.turn.finish.is_none() {
+            return Err(ProviderError::malformed("candidate has no finishReason"));
+        }
+        build(state)
     }
-    if let Some(schema) = &request.output_schema {
-        generation.insert("responseMimeType".into(), json!("application/json"));
-        generation.insert("responseJsonSchema".into(), schema.schema.clone());
+
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(GeminiStreamDecoder::new())
     }
-    if !generation.is_empty() {
-        body["generationConfig"] = Value::Object(generation);
-    }
-    body
 }
 
 /// Map `finishReason`.
@@ -264,16 +301,6 @@ fn parse_chunk(data: &[u8]) -> Result<Chunk, ProviderError> {
     }
     serde_json::from_value(value)
         .map_err(|e| ProviderError::malformed(format!("gemini response: {e}")))
-}
-
-/// Decode a non-streaming response body.
-pub(super) fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
-    let mut state = ResponseState::default();
-    apply_chunk(&mut state, parse_chunk(body)?, &mut Vec::new())?;
-    if state.turn.finish.is_none() {
-        return Err(ProviderError::malformed("candidate has no finishReason"));
-    }
-    build(state)
 }
 
 /// Streaming decoder for `streamGenerateContent?alt=sse`.

@@ -1,5 +1,5 @@
-//! The connector's side of Chat Completions: request encoding, response and
-//! `chat.completion.chunk` stream decoding.
+//! The connector's side of Chat Completions ([`ClientProtocol`]): endpoint,
+//! request encoding, response and `chat.completion.chunk` stream decoding.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -9,22 +9,36 @@ use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolChoice, Usage,
 };
 use crate::protocols::assemble::{RawArgs, RawCall, ResponseBuilder, assemble};
+use crate::protocols::client::{ClientProtocol, Endpoint};
+use crate::protocols::openai;
 use crate::protocols::shared::error_from_event;
 use crate::sse::StreamDecoder;
 
-/// The request body for `request`.
-pub(super) fn encode_request(request: &ModelRequest, stream: bool) -> Value {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    if let Some(instructions) = &request.instructions {
-        messages.push(json!({"role": "system", "content": instructions}));
+/// Chat Completions.
+pub(crate) struct OpenAiChat;
+
+impl ClientProtocol for OpenAiChat {
+    fn endpoint(&self) -> Endpoint {
+        openai::ENDPOINT
     }
-    for message in &request.messages {
-        messages.push(match message {
-            Message::User { text } => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls } => {
-                let mut m = json!({"role": "assistant", "content": text});
-                if !tool_calls.is_empty() {
-                    m["tool_calls"] = tool_calls
+
+    fn url(&self, base: &str, _model: &str, _stream: bool) -> String {
+        format!("{base}/chat/completions")
+    }
+
+    /// The request body for `request`.
+    fn encode_request(&self, request: &ModelRequest, stream: bool) -> Value {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if let Some(instructions) = &request.instructions {
+            messages.push(json!({"role": "system", "content": instructions}));
+        }
+        for message in &request.messages {
+            messages.push(match message {
+                Message::User { text } => json!({"role": "user", "content": text}),
+                Message::Assistant { text, tool_calls } => {
+                    let mut m = json!({"role": "assistant", "content": text});
+                    if !tool_calls.is_empty() {
+                        m["tool_calls"] = tool_calls
                         .iter()
                         .map(|c| {
                             json!({
@@ -34,48 +48,93 @@ pub(super) fn encode_request(request: &ModelRequest, stream: bool) -> Value {
                             })
                         })
                         .collect();
+                    }
+                    m
                 }
-                m
-            }
-            Message::ToolResult(r) => {
-                json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content})
-            }
-        });
+                Message::ToolResult(r) => {
+                    json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content})
+                }
+            });
+        }
+        let mut body = json!({"model": request.model, "messages": messages});
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    let mut function = json!({"name": t.name, "parameters": t.parameters});
+                    if let Some(d) = &t.description {
+                        function["description"] = json!(d);
+                    }
+                    json!({"type": "function", "function": function})
+                })
+                .collect();
+            body["tool_choice"] = match &request.tool_choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+            };
+        }
+        if let Some(schema) = &request.output_schema {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": schema.name, "schema": schema.schema, "strict": true},
+            });
+        }
+        if let Some(max) = request.max_tokens {
+            body["max_completion_tokens"] = json!(max);
+        }
+        if stream {
+            body["stream"] = json!(true);
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        body
     }
-    let mut body = json!({"model": request.model, "messages": messages});
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| {
-                let mut function = json!({"name": t.name, "parameters": t.parameters});
-                if let Some(d) = &t.description {
-                    function["description"] = json!(d);
+
+    /// Decode a non-streaming response body.
+    fn decode_response(&self, body: &[u8]) -> Result<ModelResponse, ProviderError> {
+        let completion: Completion = serde_json::from_slice(body)
+            .map_err(|e| ProviderError::malformed(format!("chat completion: {e}")))?;
+        let choice = completion
+            .choices
+            .into_iter()
+            .find(|c| c.index == 0)
+            .ok_or_else(|| ProviderError::malformed("chat completion has no choice 0"))?;
+        let reason = choice
+            .finish_reason
+            .as_deref()
+            .map(finish_reason)
+            .ok_or_else(|| ProviderError::malformed("choice has no finish_reason"))?;
+        let message = choice.message.unwrap_or_default();
+        let (text, reason) = match message.refusal {
+            Some(refusal) => (Some(refusal), FinishReason::Refusal),
+            None => (message.content.filter(|t| !t.is_empty()), reason),
+        };
+        let calls = message
+            .tool_calls
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| {
+                let function = c.function.unwrap_or(WireFunction {
+                    name: None,
+                    arguments: None,
+                });
+                RawCall {
+                    id: c.id.unwrap_or_default(),
+                    name: function.name.unwrap_or_default(),
+                    args: RawArgs::Text(function.arguments.unwrap_or_default()),
+                    signature: None,
                 }
-                json!({"type": "function", "function": function})
             })
             .collect();
-        body["tool_choice"] = match &request.tool_choice {
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Required => json!("required"),
-            ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
-        };
+        let usage = completion.usage.map(Usage::from).unwrap_or_default();
+        assemble(completion.id, completion.model, text, calls, reason, usage)
     }
-    if let Some(schema) = &request.output_schema {
-        body["response_format"] = json!({
-            "type": "json_schema",
-            "json_schema": {"name": schema.name, "schema": schema.schema, "strict": true},
-        });
+
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(ChatStreamDecoder::new())
     }
-    if let Some(max) = request.max_tokens {
-        body["max_completion_tokens"] = json!(max);
-    }
-    if stream {
-        body["stream"] = json!(true);
-        body["stream_options"] = json!({"include_usage": true});
-    }
-    body
 }
 
 /// Map `finish_reason`.
@@ -158,46 +217,6 @@ impl From<WireUsage> for Usage {
                 .map_or(0, |d| d.reasoning_tokens),
         }
     }
-}
-
-/// Decode a non-streaming response body.
-pub(super) fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
-    let completion: Completion = serde_json::from_slice(body)
-        .map_err(|e| ProviderError::malformed(format!("chat completion: {e}")))?;
-    let choice = completion
-        .choices
-        .into_iter()
-        .find(|c| c.index == 0)
-        .ok_or_else(|| ProviderError::malformed("chat completion has no choice 0"))?;
-    let reason = choice
-        .finish_reason
-        .as_deref()
-        .map(finish_reason)
-        .ok_or_else(|| ProviderError::malformed("choice has no finish_reason"))?;
-    let message = choice.message.unwrap_or_default();
-    let (text, reason) = match message.refusal {
-        Some(refusal) => (Some(refusal), FinishReason::Refusal),
-        None => (message.content.filter(|t| !t.is_empty()), reason),
-    };
-    let calls = message
-        .tool_calls
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| {
-            let function = c.function.unwrap_or(WireFunction {
-                name: None,
-                arguments: None,
-            });
-            RawCall {
-                id: c.id.unwrap_or_default(),
-                name: function.name.unwrap_or_default(),
-                args: RawArgs::Text(function.arguments.unwrap_or_default()),
-                signature: None,
-            }
-        })
-        .collect();
-    let usage = completion.usage.map(Usage::from).unwrap_or_default();
-    assemble(completion.id, completion.model, text, calls, reason, usage)
 }
 
 /// Streaming decoder for `chat.completion.chunk` events.
@@ -303,7 +322,7 @@ mod tests {
             let body = format!(
                 r#"{{"choices":[{{"index":0,"message":{{"role":"assistant","content":null,"tool_calls":[{call}]}},"finish_reason":"tool_calls"}}]}}"#
             );
-            let response = decode_response(body.as_bytes());
+            let response = OpenAiChat.decode_response(body.as_bytes());
             let Ok(response) = response else {
                 panic!("{call}: {response:?}")
             };

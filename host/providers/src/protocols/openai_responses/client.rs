@@ -1,5 +1,5 @@
-//! The connector's side of Responses: request encoding, response and event
-//! stream decoding.
+//! The connector's side of Responses ([`ClientProtocol`]): endpoint, request
+//! encoding, response and event stream decoding.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -9,70 +9,127 @@ use crate::model::{
     FinishReason, Message, ModelRequest, ModelResponse, StreamEvent, ToolChoice, Usage,
 };
 use crate::protocols::assemble::{RawArgs, RawCall, ResponseBuilder, assemble};
+use crate::protocols::client::{ClientProtocol, Endpoint};
+use crate::protocols::openai;
 use crate::protocols::shared::error_from_event;
 use crate::sse::StreamDecoder;
 
-/// The request body for `request`.
-pub(super) fn encode_request(request: &ModelRequest, stream: bool) -> Value {
-    let mut input = Vec::with_capacity(request.messages.len());
-    for message in &request.messages {
-        match message {
-            Message::User { text } => {
-                input.push(json!({"type": "message", "role": "user", "content": text}));
-            }
-            Message::Assistant { text, tool_calls } => {
-                if let Some(text) = text {
-                    input.push(json!({"type": "message", "role": "assistant", "content": text}));
+/// Responses.
+pub(crate) struct OpenAiResponses;
+
+impl ClientProtocol for OpenAiResponses {
+    fn endpoint(&self) -> Endpoint {
+        openai::ENDPOINT
+    }
+
+    fn url(&self, base: &str, _model: &str, _stream: bool) -> String {
+        format!("{base}/responses")
+    }
+
+    /// The request body for `request`.
+    fn encode_request(&self, request: &ModelRequest, stream: bool) -> Value {
+        let mut input = Vec::with_capacity(request.messages.len());
+        for message in &request.messages {
+            match message {
+                Message::User { text } => {
+                    input.push(json!({"type": "message", "role": "user", "content": text}));
                 }
-                for c in tool_calls {
-                    input.push(json!({"type": "function_call", "call_id": c.id,
+                Message::Assistant { text, tool_calls } => {
+                    if let Some(text) = text {
+                        input
+                            .push(json!({"type": "message", "role": "assistant", "content": text}));
+                    }
+                    for c in tool_calls {
+                        input.push(json!({"type": "function_call", "call_id": c.id,
                         "name": c.name, "arguments": c.arguments.to_string()}));
+                    }
                 }
-            }
-            Message::ToolResult(r) => {
-                input.push(
+                Message::ToolResult(r) => {
+                    input.push(
                     json!({"type": "function_call_output", "call_id": r.call_id, "output": r.content}),
                 );
+                }
             }
         }
-    }
-    let mut body = json!({"model": request.model, "input": input});
-    if let Some(instructions) = &request.instructions {
-        body["instructions"] = json!(instructions);
-    }
-    if !request.tools.is_empty() {
-        // `strict` defaults to true on this endpoint, which rejects ordinary
-        // schemas; ask for it explicitly off.
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| {
-                let mut tool = json!({"type": "function", "name": t.name,
+        let mut body = json!({"model": request.model, "input": input});
+        if let Some(instructions) = &request.instructions {
+            body["instructions"] = json!(instructions);
+        }
+        if !request.tools.is_empty() {
+            // `strict` defaults to true on this endpoint, which rejects ordinary
+            // schemas; ask for it explicitly off.
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| {
+                    let mut tool = json!({"type": "function", "name": t.name,
                     "parameters": t.parameters, "strict": false});
-                if let Some(d) = &t.description {
-                    tool["description"] = json!(d);
-                }
-                tool
-            })
-            .collect();
-        body["tool_choice"] = match &request.tool_choice {
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Required => json!("required"),
-            ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
-        };
-    }
-    if let Some(schema) = &request.output_schema {
-        body["text"] = json!({"format": {"type": "json_schema", "name": schema.name,
+                    if let Some(d) = &t.description {
+                        tool["description"] = json!(d);
+                    }
+                    tool
+                })
+                .collect();
+            body["tool_choice"] = match &request.tool_choice {
+                ToolChoice::Auto => json!("auto"),
+                ToolChoice::None => json!("none"),
+                ToolChoice::Required => json!("required"),
+                ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+            };
+        }
+        if let Some(schema) = &request.output_schema {
+            body["text"] = json!({"format": {"type": "json_schema", "name": schema.name,
             "schema": schema.schema, "strict": true}});
+        }
+        if let Some(max) = request.max_tokens {
+            body["max_output_tokens"] = json!(max);
+        }
+        if stream {
+            body["stream"] = json!(true);
+        }
+        body
     }
-    if let Some(max) = request.max_tokens {
-        body["max_output_tokens"] = json!(max);
+
+    /// Decode a non-streaming response body.
+    fn decode_response(&self, body: &[u8]) -> Result<ModelResponse, ProviderError> {
+        let r: WireResponse = serde_json::from_slice(body)
+            .map_err(|e| ProviderError::malformed(format!("response: {e}")))?;
+        let mut finish = finish_of(&r)?;
+        let mut text: Option<String> = None;
+        let mut calls = Vec::new();
+        for item in &r.output {
+            match item.get("type").and_then(Value::as_str) {
+                Some("message") => {
+                    for part in item
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        let (piece, refusal) = match part.get("type").and_then(Value::as_str) {
+                            Some("output_text") => (part.get("text"), false),
+                            Some("refusal") => (part.get("refusal"), true),
+                            _ => (None, false),
+                        };
+                        if let Some(piece) = piece.and_then(Value::as_str) {
+                            text.get_or_insert_with(String::new).push_str(piece);
+                            if refusal {
+                                finish = FinishReason::Refusal;
+                            }
+                        }
+                    }
+                }
+                Some("function_call") => calls.push(call_of(item)),
+                _ => {}
+            }
+        }
+        let usage = r.usage.map(Usage::from).unwrap_or_default();
+        assemble(r.id, r.model, text, calls, finish, usage)
     }
-    if stream {
-        body["stream"] = json!(true);
+
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(ResponsesStreamDecoder::new())
     }
-    body
 }
 
 #[derive(Deserialize)]
@@ -156,43 +213,6 @@ fn call_of(item: &Value) -> RawCall {
         args: RawArgs::Text(s("arguments")),
         signature: None,
     }
-}
-
-/// Decode a non-streaming response body.
-pub(super) fn decode_response(body: &[u8]) -> Result<ModelResponse, ProviderError> {
-    let r: WireResponse = serde_json::from_slice(body)
-        .map_err(|e| ProviderError::malformed(format!("response: {e}")))?;
-    let mut finish = finish_of(&r)?;
-    let mut text: Option<String> = None;
-    let mut calls = Vec::new();
-    for item in &r.output {
-        match item.get("type").and_then(Value::as_str) {
-            Some("message") => {
-                for part in item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let (piece, refusal) = match part.get("type").and_then(Value::as_str) {
-                        Some("output_text") => (part.get("text"), false),
-                        Some("refusal") => (part.get("refusal"), true),
-                        _ => (None, false),
-                    };
-                    if let Some(piece) = piece.and_then(Value::as_str) {
-                        text.get_or_insert_with(String::new).push_str(piece);
-                        if refusal {
-                            finish = FinishReason::Refusal;
-                        }
-                    }
-                }
-            }
-            Some("function_call") => calls.push(call_of(item)),
-            _ => {}
-        }
-    }
-    let usage = r.usage.map(Usage::from).unwrap_or_default();
-    assemble(r.id, r.model, text, calls, finish, usage)
 }
 
 /// Streaming decoder for Responses events.
@@ -320,7 +340,7 @@ mod tests {
             "incomplete_details": {"reason": "max_output_tokens"},
             "output": [{"type": "function_call", "call_id": "c", "name": "f",
                         "arguments": "{\"a\": "}]});
-        let r = decode_response(body.to_string().as_bytes());
+        let r = OpenAiResponses.decode_response(body.to_string().as_bytes());
         let Ok(r) = r else { panic!("{r:?}") };
         assert_eq!(r.finish_reason, FinishReason::MaxTokens);
         assert!(r.tool_calls.is_empty());
