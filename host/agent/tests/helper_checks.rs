@@ -31,11 +31,12 @@ impl CompletionChecker for Judge {
         Box::pin(async move {
             let prompt = format!("Is this done? {}", packet.output_text);
             let answer = self.0.ask(&prompt, ctx).await?;
-            Ok(Verdict {
-                complete: answer == "yes",
-                reason: None,
-                feedback: Some("The judge says not yet.".into()),
-            })
+            Ok(Verdict::new(
+                answer == "yes",
+                None,
+                Some("The judge says not yet.".into()),
+            )
+            .unwrap())
         })
     }
 }
@@ -115,13 +116,7 @@ async fn the_loop_never_calls_a_helper_by_itself() {
     // The helper is configured but this checker does not consult it.
     let _unused = helper.clone();
     let policy = LoopPolicy::default();
-    let checkers = Checkers::new().with_completion(completion(|_| {
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
-    }));
+    let checkers = Checkers::new().with_completion(completion(|_| Ok(Verdict::bare(true))));
     let agent = agent_on(&main)
         .loop_policy(policy)
         .checkers(checkers)
