@@ -11,7 +11,8 @@ use verdict_policy::{
 };
 
 fn verdict(complete: bool, feedback: Option<&str>) -> Verdict {
-    Verdict::new(complete, None, feedback.map(str::to_owned)).unwrap()
+    Verdict::new(complete, None, feedback.map(str::to_owned))
+        .unwrap_or_else(|e| panic!("the test's verdict is within bounds: {e}"))
 }
 
 fn check(exec: &mut PolicyExecution, output: &str) -> CheckRequest {
