@@ -34,6 +34,10 @@ pub mod sandbox_readme {}
 #[doc = include_str!("../../../guest-sdk/README.md")]
 pub mod guest_sdk_readme {}
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly by design
+mod embedder;
+
 /// The READMEs above, by path.
 pub const READMES: &[(&str, &str)] = &[
     ("README.md", include_str!("../../../README.md")),
