@@ -132,7 +132,7 @@ fn the_guest_sdk_accepts_exactly_the_verdicts_the_policy_accepts() {
                     reason: Some(unit.repeat(reason)),
                     feedback: Some(unit.repeat(feedback)),
                 };
-                let host = verdict_policy::Verdict {
+                let host = verdict_policy::VerdictParts {
                     complete: guest.complete,
                     reason: guest.reason.clone(),
                     feedback: guest.feedback.clone(),
@@ -699,7 +699,7 @@ fn echoes(verifier: &LoadedVerifier, tenant: &Tenant, packet: &CheckPacket) -> (
         .expect("the completion role answers");
     assert!(!verdict.complete);
     assert_eq!(verdict.reason.as_deref(), Some("echo"));
-    (key, verdict.feedback.expect("the echo"))
+    (key, verdict.into_parts().feedback.expect("the echo"))
 }
 
 #[test]

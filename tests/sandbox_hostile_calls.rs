@@ -266,7 +266,7 @@ fn the_clocks_are_virtual_coarse_and_fixed_for_the_call() {
         &CheckContext::new(),
     );
     let verdict = outcome.result.unwrap();
-    let reason = verdict.reason.unwrap();
+    let reason = verdict.into_parts().reason.unwrap();
     let field = |name: &str| {
         reason
             .split(';')

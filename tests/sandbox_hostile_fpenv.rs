@@ -89,7 +89,14 @@ fn reason_from(control: u32) -> (String, u32) {
             .result;
         let after = mxcsr() & CONTROL;
         set_mxcsr((mxcsr() & !CONTROL) | DEFAULT);
-        (verdict.expect("a verdict").reason.expect("a reason"), after)
+        (
+            verdict
+                .expect("a verdict")
+                .into_parts()
+                .reason
+                .expect("a reason"),
+            after,
+        )
     })
     .join()
     .expect("the caller's thread ran")

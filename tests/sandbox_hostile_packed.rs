@@ -142,6 +142,7 @@ fn check(verifier: &LoadedVerifier) -> Result<Verdict, CheckError> {
 fn reason(verifier: &LoadedVerifier) -> String {
     check(verifier)
         .expect("a verdict")
+        .into_parts()
         .reason
         .expect("a reason")
 }

@@ -216,7 +216,10 @@ async fn main() {
                     "status: {:?}; workflow: {:?}; reason: {:?}",
                     response.status, diag.status, diag.reason
                 );
-                println!("verdict: {:?}", diag.last_verdict.and_then(|v| v.reason));
+                println!(
+                    "verdict: {:?}",
+                    diag.last_verdict.and_then(|v| v.into_parts().reason)
+                );
                 println!(
                     "recovery attempts: {}/{}",
                     diag.recovery_attempts_used, diag.recovery_attempts_allowed

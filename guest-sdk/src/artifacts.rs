@@ -3,7 +3,9 @@
 use thiserror::Error;
 
 /// Why an artifact operation was refused. Failures are values, never traps.
+/// Mirrors the WIT's `artifact-error`, which a later WIT version may extend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
+#[non_exhaustive]
 pub enum ArtifactError {
     /// No artifact with that id in this tenant's scope.
     #[error("artifact not found")]
@@ -31,7 +33,10 @@ impl ArtifactError {
     }
 }
 
-/// Why an artifact could not be read as JSON.
+/// Why an artifact could not be read as JSON: the read was refused, or the
+/// bytes are not JSON. Closed by design (not `#[non_exhaustive]`), so a
+/// verifier matches both without a fallback arm; a new way to refuse a read
+/// is an [`ArtifactError`].
 #[derive(Debug, Error)]
 pub enum JsonReadError {
     /// The read itself was refused.

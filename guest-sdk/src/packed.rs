@@ -41,6 +41,7 @@ pub struct PackedOutcome {
 
 /// The lengths do not describe the text: the host broke the packed format.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Malformed {
     /// A piece runs past the end of the text, or does not end on a
     /// character boundary.

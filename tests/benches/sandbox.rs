@@ -112,11 +112,8 @@ fn sdk_packet(p: &CheckPacket) -> verdict_guest::Packet<'_> {
 fn native_check(packet: &CheckPacket, store: &verdict_guest::MemoryArtifacts) -> Verdict {
     use verdict_guest::Verifier as _;
     let v = artifact_ready::ArtifactReady.check(&sdk_packet(packet), store);
-    Verdict {
-        complete: v.complete,
-        reason: v.reason,
-        feedback: v.feedback,
-    }
+    Verdict::new(v.complete, v.reason, v.feedback)
+        .unwrap_or_else(|e| panic!("the sample answers within the bounds: {e}"))
 }
 
 fn child_main() {

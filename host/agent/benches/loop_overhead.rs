@@ -113,11 +113,7 @@ fn agent(model: Arc<dyn Model>, managed: Managed) -> Agent {
 }
 
 fn complete() -> Verdict {
-    Verdict {
-        complete: true,
-        reason: None,
-        feedback: None,
-    }
+    Verdict::bare(true)
 }
 
 async fn per_turn(name: &str, policy: Managed, runs: u32) -> (String, f64, f64) {

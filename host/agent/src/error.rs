@@ -68,4 +68,8 @@ pub enum BuildError {
     /// `max_iterations` must be at least 1.
     #[error("max_iterations must be at least 1")]
     ZeroIterations,
+    /// A completion or progress checker was configured without a loop
+    /// policy, under which alone checkers run.
+    #[error("checkers are configured but no loop policy runs them")]
+    CheckersWithoutPolicy,
 }

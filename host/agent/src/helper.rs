@@ -10,7 +10,7 @@ use verdict_providers::{
     AttemptRefusal, CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError,
 };
 
-use crate::agent::CallBudget;
+use crate::runner::CallBudget;
 
 /// A helper call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -51,11 +51,7 @@ fn needs_success(tool: &'static str) -> (Checkers, Arc<AtomicUsize>) {
             o.tool_name == tool
                 && o.outcome.as_ref().map(|x| x.status) == Some(OutcomeStatus::Succeeded)
         });
-        Ok(Verdict {
-            complete: ok,
-            reason: None,
-            feedback: Some(format!("Wait for {tool}.")),
-        })
+        Ok(Verdict::new(ok, None, Some(format!("Wait for {tool}."))).unwrap())
     }));
     (checkers, checks)
 }

@@ -85,11 +85,12 @@ fn agent_for(registry: &ConnectorRegistry, name: &str) -> Agent {
                     .as_ref()
                     .is_some_and(|x| x.status == OutcomeStatus::Succeeded)
         });
-        Ok(Verdict {
-            complete: read && verified.load(Ordering::SeqCst),
-            reason: None,
-            feedback: Some("Read and verify artifact A42 before finishing.".into()),
-        })
+        Ok(Verdict::new(
+            read && verified.load(Ordering::SeqCst),
+            None,
+            Some("Read and verify artifact A42 before finishing.".into()),
+        )
+        .unwrap())
     }));
     Agent::builder()
         .connector(registry, name)

@@ -16,11 +16,10 @@ use std::time::Duration;
 
 use common::{agent_on, any_object, scripted};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 use verdict_agent::{AgentError, Checkers, CompletionFn, ProgressFn, RunOptions, RunStatus, Tool};
 use verdict_policy::{
-    CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect, LoopPolicy,
-    Phase, Verdict, WorkflowStatus,
+    CancelHandle, CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect,
+    LoopPolicy, Phase, Verdict, WorkflowStatus,
 };
 use verdict_providers::fake::ScriptedTurn;
 use verdict_sandbox::{ArtifactData, ArtifactError, ArtifactStore, Limits, Tenant, WasmChecker};
@@ -55,7 +54,7 @@ impl Gate {
 }
 
 /// Cancels `cancel` once the checker behind `started` runs.
-async fn cancel_when_started(started: mpsc::Receiver<()>, cancel: CancellationToken) {
+async fn cancel_when_started(started: mpsc::Receiver<()>, cancel: CancelHandle) {
     tokio::task::spawn_blocking(move || started.recv_timeout(Duration::from_secs(20)))
         .await
         .unwrap()
@@ -79,18 +78,14 @@ async fn cancelling_during_a_completion_check_is_not_a_checker_error() {
             if first.swap(false, Ordering::SeqCst) {
                 gate.pass();
             }
-            Ok::<_, CheckerError>(Verdict {
-                complete: true,
-                reason: None,
-                feedback: None,
-            })
+            Ok::<_, CheckerError>(Verdict::bare(true))
         })));
     let agent = agent_on(&model)
         .loop_policy(policy)
         .checkers(checkers)
         .build()
         .unwrap();
-    let cancel = CancellationToken::new();
+    let cancel = CancelHandle::new();
     let (result, ()) = tokio::join!(
         agent.run("Finish.", RunOptions::default().with_cancel(cancel.clone())),
         cancel_when_started(started, cancel.clone()),
@@ -140,7 +135,7 @@ async fn cancelling_during_a_progress_sample_is_not_a_checker_error() {
         .checkers(checkers)
         .build()
         .unwrap();
-    let cancel = CancellationToken::new();
+    let cancel = CancelHandle::new();
     let (result, ()) = tokio::join!(
         agent.run("Peek.", RunOptions::default().with_cancel(cancel.clone())),
         cancel_when_started(started, cancel.clone()),
@@ -246,7 +241,7 @@ async fn cancel_a_slow_wasm_check(guest: &str, text: &str) -> Cancelled {
         .unwrap();
     // The probe's references with no call running: ours and the tenant's.
     let baseline = Arc::strong_count(&probe);
-    let cancel = CancellationToken::new();
+    let cancel = CancelHandle::new();
     let options = RunOptions::default()
         .with_cancel(cancel.clone())
         .with_checker_timeout(Duration::from_secs(120));

@@ -30,11 +30,7 @@ async fn check_threads(inline: bool) -> (ThreadId, ThreadId, String) {
             .lock()
             .unwrap()
             .push((std::thread::current().id(), output));
-        Ok::<_, CheckerError>(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok::<_, CheckerError>(Verdict::bare(true))
     };
     let sample = move |_: &_, _: &_| {
         on_sample
@@ -103,11 +99,7 @@ fn late_check(
     _: &verdict_policy::CheckContext,
 ) -> Result<Verdict, CheckerError> {
     std::thread::sleep(std::time::Duration::from_millis(50));
-    Ok(Verdict {
-        complete: true,
-        reason: None,
-        feedback: None,
-    })
+    Ok(Verdict::bare(true))
 }
 
 #[tokio::test]
@@ -276,11 +268,7 @@ impl verdict_policy::CompletionChecker for ReadyJustAfterTheDeadline {
             .expect("the loop gives every check a deadline");
         Box::pin(std::future::poll_fn(move |cx| {
             if std::time::Instant::now() >= deadline {
-                return std::task::Poll::Ready(Ok(Verdict {
-                    complete: true,
-                    reason: None,
-                    feedback: None,
-                }));
+                return std::task::Poll::Ready(Ok(Verdict::bare(true)));
             }
             cx.waker().wake_by_ref();
             std::task::Poll::Pending

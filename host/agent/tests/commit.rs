@@ -68,11 +68,12 @@ async fn a_failed_feedback_turn_is_not_committed() {
     ]);
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(|packet| {
-        Ok(Verdict {
-            complete: packet.output_text == "Hello.",
-            reason: None,
-            feedback: Some("Not yet.".into()),
-        })
+        Ok(Verdict::new(
+            packet.output_text == "Hello.",
+            None,
+            Some("Not yet.".into()),
+        )
+        .unwrap())
     }));
     let agent = agent_on(&model)
         .loop_policy(policy)
@@ -155,11 +156,7 @@ async fn output_text_is_the_candidate_the_checker_judged() {
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |packet| {
         log.lock().unwrap().push(packet.output_text.clone());
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let peek = Tool::new("peek", any_object(), |_, _| async { Ok(json!({})) })
         .unwrap()

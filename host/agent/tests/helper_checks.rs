@@ -39,11 +39,12 @@ impl CompletionChecker for Judge {
         Box::pin(async move {
             let prompt = format!("Is this done? {}", packet.output_text);
             let answer = self.0.ask(&prompt, ctx).await?;
-            Ok(Verdict {
-                complete: answer == "yes",
-                reason: None,
-                feedback: Some("The judge says not yet.".into()),
-            })
+            Ok(Verdict::new(
+                answer == "yes",
+                None,
+                Some("The judge says not yet.".into()),
+            )
+            .unwrap())
         })
     }
 }
@@ -123,13 +124,7 @@ async fn the_loop_never_calls_a_helper_by_itself() {
     // The helper is configured but this checker does not consult it.
     let _unused = helper.clone();
     let policy = LoopPolicy::default();
-    let checkers = Checkers::new().with_completion(completion(|_| {
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
-    }));
+    let checkers = Checkers::new().with_completion(completion(|_| Ok(Verdict::bare(true))));
     let agent = agent_on(&main)
         .loop_policy(policy)
         .checkers(checkers)
@@ -283,11 +278,7 @@ impl CompletionChecker for RecordingJudge {
             let prompt = format!("Is this done? {}", packet.output_text);
             let answer = self.helper.ask(&prompt, ctx).await;
             *self.answered.lock().unwrap() = Some(answer.clone());
-            Ok(Verdict {
-                complete: answer? == "yes",
-                reason: None,
-                feedback: None,
-            })
+            Ok(Verdict::bare(answer? == "yes"))
         })
     }
 }
@@ -313,7 +304,7 @@ async fn cancelling_the_run_during_a_helper_call_cancels_the_call() {
         .completion_checker(Arc::new(judge))
         .build()
         .unwrap();
-    let cancel = CancellationToken::new();
+    let cancel = CancelHandle::new();
     let (result, ()) = tokio::join!(
         agent.run("Go.", RunOptions::default().with_cancel(cancel.clone())),
         async {

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use common::{agent_on, any_object, assert_protocol_whole, completion, counting_tool, scripted};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 use verdict_agent::{
-    AgentError, CallBudget, Checkers, HostContext, RunOptions, RunStatus, Tool, ToolError,
+    AgentError, BuildError, CallBudget, Checkers, CompletionFn, HostContext, ProgressFn,
+    RunOptions, RunStatus, Tool, ToolError,
 };
 use verdict_policy::{
-    CheckerErrorKind, Effect, FailureKind, HostScope, LoopPolicy, StopReason, Verdict,
+    CancelHandle, CheckerErrorKind, Effect, FailureKind, HostScope, LoopPolicy, StopReason, Verdict,
 };
 use verdict_providers::fake::{Fault, Script, ScriptedModel, ScriptedTurn};
 use verdict_providers::{Message, Model, RetryPolicy};
@@ -69,7 +69,7 @@ async fn cancellation_mid_tool_commits_the_result_and_marks_the_write_uncertain(
         ScriptedTurn::tool_call("w", "deploy", json!({"env": "prod"})),
         ScriptedTurn::text("never"),
     ]);
-    let cancel = CancellationToken::new();
+    let cancel = CancelHandle::new();
     let trigger = cancel.clone();
     let deploy = Tool::new("deploy", any_object(), move |_, ctx| {
         let trigger = trigger.clone();
@@ -195,11 +195,7 @@ async fn a_scope_change_during_the_check_restarts_it_under_the_new_scope() {
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |_| {
         counted.fetch_add(1, Ordering::SeqCst);
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let host = Arc::new(ShiftingHost {
         reads: AtomicU64::new(0),
@@ -235,11 +231,7 @@ async fn a_task_generation_change_during_the_check_stops_with_state_changed() {
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |_| {
         bump.generation.fetch_add(1, Ordering::SeqCst);
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let agent = agent_on(&model)
         .host(host)
@@ -299,13 +291,7 @@ async fn run_direct_makes_one_call_outside_the_policy() {
         ScriptedTurn::text("direct"),
     ]);
     let policy = LoopPolicy::default();
-    let checkers = Checkers::new().with_completion(completion(|_| {
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
-    }));
+    let checkers = Checkers::new().with_completion(completion(|_| Ok(Verdict::bare(true))));
     let agent = agent_on(&model)
         .loop_policy(policy)
         .checkers(checkers)
@@ -508,11 +494,7 @@ async fn checkers_receive_the_hosts_task_state_snapshot() {
             .task_state
             .as_ref()
             .is_some_and(|s| s.revision == 7 && s.payload["ready"] == true);
-        Ok(Verdict {
-            complete: ready,
-            reason: None,
-            feedback: Some("no task state".into()),
-        })
+        Ok(Verdict::new(ready, None, Some("no task state".into())).unwrap())
     }));
     let agent = agent_on(&model)
         .host(Arc::new(TaskHost))
@@ -547,24 +529,14 @@ async fn a_run_policy_applies_to_that_execution_only() {
         .loop_policy(LoopPolicy::default())
         .checkers(Checkers::new().with_completion(completion(move |_| {
             counted.fetch_add(1, Ordering::SeqCst);
-            Ok(Verdict {
-                complete: false,
-                reason: None,
-                feedback: Some("not yet".into()),
-            })
+            Ok(Verdict::new(false, None, Some("not yet".into())).unwrap())
         })))
         .build()
         .unwrap();
     let mut edited = LoopPolicy::default();
     edited.read_allowlist.push("poll".into());
     edited.max_recovery_attempts = 0;
-    let always = Checkers::new().with_completion(completion(|_| {
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
-    }));
+    let always = Checkers::new().with_completion(completion(|_| Ok(Verdict::bare(true))));
     let first = agent
         .run(
             "Poll.",
@@ -613,4 +585,46 @@ async fn a_run_policy_applies_to_that_execution_only() {
     let third_diag = third.loop_diagnostics.unwrap();
     assert_eq!(third_diag.phase, verdict_policy::Phase::InputNeeded);
     assert_eq!(third_diag.status, None);
+}
+
+#[tokio::test]
+async fn a_tool_cancelling_its_own_handle_leaves_the_run_alone() {
+    let model = scripted(vec![
+        ScriptedTurn::tool_call("r", "peek", json!({})),
+        ScriptedTurn::text("done"),
+    ]);
+    let peek = Tool::new("peek", any_object(), |_, ctx| async move {
+        // A child of the run's handle: cancelling it stops only this call's
+        // own work.
+        ctx.cancel.cancel();
+        Ok(json!({"peeked": ctx.cancel.is_cancelled()}))
+    })
+    .unwrap()
+    .with_effect(Effect::Read);
+    let agent = agent_on(&model).tool(peek).build().unwrap();
+    let cancel = CancelHandle::new();
+    let response = agent
+        .run("Peek.", RunOptions::default().with_cancel(cancel.clone()))
+        .await
+        .unwrap();
+    assert_eq!(response.status, RunStatus::Completed);
+    assert_eq!(response.output_text, "done");
+    assert!(!cancel.is_cancelled());
+}
+
+#[test]
+fn a_checker_without_a_policy_is_a_build_error() {
+    let model = scripted(vec![ScriptedTurn::text("done")]);
+    let checker = Arc::new(CompletionFn::new(|_, _| Ok(Verdict::bare(true))));
+    let error = agent_on(&model).completion_checker(checker.clone()).build();
+    assert_eq!(error.err(), Some(BuildError::CheckersWithoutPolicy));
+    let progress = Arc::new(ProgressFn::new(|_, _| Ok("k".to_owned())));
+    let error = agent_on(&model).progress_checker(progress).build();
+    assert_eq!(error.err(), Some(BuildError::CheckersWithoutPolicy));
+    // With a policy the same checker is used, so the agent builds.
+    let built = agent_on(&model)
+        .completion_checker(checker)
+        .loop_policy(LoopPolicy::default())
+        .build();
+    assert!(built.is_ok());
 }

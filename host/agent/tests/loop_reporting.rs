@@ -51,11 +51,7 @@ async fn packets_carry_the_main_loop_iteration() {
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |packet| {
         log.lock().unwrap().push(packet.iteration);
-        Ok(Verdict {
-            complete: packet.iteration == 3,
-            reason: None,
-            feedback: Some("Look first.".into()),
-        })
+        Ok(Verdict::new(packet.iteration == 3, None, Some("Look first.".into())).unwrap())
     }));
     let agent = agent_on(&model)
         .tool(peek())
@@ -203,11 +199,7 @@ async fn a_check_restarts_at_most_four_times_under_a_changing_scope() {
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |_| {
         counted.fetch_add(1, Ordering::SeqCst);
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let agent = agent_on(&model)
         .host(Arc::new(RestlessHost {
@@ -229,11 +221,7 @@ async fn a_check_restarts_at_most_four_times_under_a_changing_scope() {
 }
 
 fn verdict(complete: bool) -> Verdict {
-    Verdict {
-        complete,
-        reason: None,
-        feedback: None,
-    }
+    Verdict::bare(complete)
 }
 
 #[tokio::test]

@@ -37,11 +37,7 @@ fn needs(tool: &'static str) -> Checkers {
             o.tool_name == tool
                 && o.outcome.as_ref().map(|x| x.status) == Some(OutcomeStatus::Succeeded)
         });
-        Ok(Verdict {
-            complete: ok,
-            reason: None,
-            feedback: Some(format!("Get {tool} to succeed first.")),
-        })
+        Ok(Verdict::new(ok, None, Some(format!("Get {tool} to succeed first."))).unwrap())
     }))
 }
 

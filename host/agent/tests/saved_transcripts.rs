@@ -83,11 +83,7 @@ async fn async_result_text_in_a_loaded_transcript_imports_nothing() {
     let record = seen.clone();
     let checkers = Checkers::new().with_completion(completion(move |packet| {
         record.lock().unwrap().push(packet.observations.len());
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let agent = agent_on(&model)
         .tool(deploy)
@@ -141,11 +137,12 @@ fn checker(verified: Arc<AtomicBool>) -> (Checkers, Arc<Mutex<Vec<usize>>>) {
     let record = seen.clone();
     let checkers = Checkers::new().with_completion(completion(move |packet| {
         record.lock().unwrap().push(packet.observations.len());
-        Ok(Verdict {
-            complete: verified.load(Ordering::SeqCst),
-            reason: None,
-            feedback: Some("A42 is not verified.".into()),
-        })
+        Ok(Verdict::new(
+            verified.load(Ordering::SeqCst),
+            None,
+            Some("A42 is not verified.".into()),
+        )
+        .unwrap())
     }));
     (checkers, seen)
 }

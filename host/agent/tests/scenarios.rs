@@ -67,11 +67,12 @@ async fn feedback_agent_story_completes_after_two_recoveries() {
             o.tool_name == "read_artifact"
                 && o.outcome.as_ref().map(|x| x.status) == Some(OutcomeStatus::Succeeded)
         });
-        Ok(Verdict {
-            complete: seen.load(Ordering::SeqCst) && read_ok,
-            reason: None,
-            feedback: Some("Read and verify artifact A42 before finishing.".into()),
-        })
+        Ok(Verdict::new(
+            seen.load(Ordering::SeqCst) && read_ok,
+            None,
+            Some("Read and verify artifact A42 before finishing.".into()),
+        )
+        .unwrap())
     }));
     let agent = agent_on(&model)
         .max_iterations(6)
@@ -328,11 +329,12 @@ async fn recovery_exhausted_after_false_verdicts_needs_input() {
         ..LoopPolicy::default()
     };
     let checkers = Checkers::new().with_completion(completion(|_| {
-        Ok(Verdict {
-            complete: false,
-            reason: Some("no artifact".into()),
-            feedback: Some("Produce the artifact first.".into()),
-        })
+        Ok(Verdict::new(
+            false,
+            Some("no artifact".into()),
+            Some("Produce the artifact first.".into()),
+        )
+        .unwrap())
     }));
     let agent = agent_on(&model)
         .loop_policy(policy)
@@ -398,11 +400,7 @@ async fn checker_error_stops_sanitized_and_the_agent_serves_the_next_run() {
         if seen.fetch_add(1, Ordering::SeqCst) == 0 {
             Err(CheckerError::Failed("db password=hunter2 rejected".into()))
         } else {
-            Ok(Verdict {
-                complete: true,
-                reason: None,
-                feedback: None,
-            })
+            Ok(Verdict::bare(true))
         }
     }));
     let agent = agent_on(&model)
@@ -430,11 +428,7 @@ async fn checker_timeout_is_a_checker_error() {
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(|_| {
         std::thread::sleep(Duration::from_millis(500));
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let agent = agent_on(&model)
         .loop_policy(policy)

@@ -48,11 +48,12 @@ fn story_agent() -> (Agent, Arc<ScriptedModel>) {
     .with_effect(Effect::Read);
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |_| {
-        Ok(Verdict {
-            complete: verified.load(Ordering::SeqCst),
-            reason: None,
-            feedback: Some("Read and verify artifact A42 before finishing.".into()),
-        })
+        Ok(Verdict::new(
+            verified.load(Ordering::SeqCst),
+            None,
+            Some("Read and verify artifact A42 before finishing.".into()),
+        )
+        .unwrap())
     }));
     let agent = agent_on(&model)
         .tool(read)

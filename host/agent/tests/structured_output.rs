@@ -35,11 +35,7 @@ async fn the_checker_sees_the_repaired_candidate() {
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |packet| {
         log.lock().unwrap().push(packet.output_text.clone());
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let agent = agent_on(&model)
         .loop_policy(policy)
@@ -177,11 +173,7 @@ async fn formatting_after_a_tool_induced_stop_appends_a_separate_answer() {
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |packet| {
         log.lock().unwrap().push(packet.output_text.clone());
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let agent = agent_on(&model)
         .tool(submit_tool())

@@ -52,11 +52,7 @@ fn suspending_agent(
     let policy = LoopPolicy::default();
     let checkers = Checkers::new().with_completion(completion(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let (mail, sent) = counting_tool("send_mail", Effect::Write, json!("sent"));
     let agent = agent_on(&model)

@@ -39,11 +39,12 @@ async fn checker_sees_the_task_state_snapshot() {
         log.lock()
             .unwrap()
             .push((state.host_scope.clone(), state.revision));
-        Ok(Verdict {
-            complete: state.payload == json!({"step": "recorded"}),
-            reason: None,
-            feedback: Some("Record the step first.".into()),
-        })
+        Ok(Verdict::new(
+            state.payload == json!({"step": "recorded"}),
+            None,
+            Some("Record the step first.".into()),
+        )
+        .unwrap())
     }));
     let agent = agent_on(&model)
         .tool(tool)
@@ -77,11 +78,7 @@ async fn same_revision_restore_during_a_check_stops_with_state_changed() {
         counter.fetch_add(1, Ordering::SeqCst);
         // The host restores the same revision while the check runs.
         restorer.restore(&restorer.snapshot()).unwrap();
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let agent = agent_on(&model)
         .task_state(store.clone())
@@ -121,11 +118,7 @@ async fn without_a_restore_the_same_check_completes() {
             .lock()
             .unwrap()
             .recv_timeout(std::time::Duration::from_secs(10));
-        Ok(Verdict {
-            complete: true,
-            reason: None,
-            feedback: None,
-        })
+        Ok(Verdict::bare(true))
     }));
     let agent = agent_on(&model)
         .task_state(store.clone())

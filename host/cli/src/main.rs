@@ -1,7 +1,7 @@
 //! The `verdict` command-line interface.
 
-mod builtin;
-mod checker;
+mod builtin_tools;
+mod builtin_verifiers;
 mod commands;
 mod config;
 mod console;
@@ -10,13 +10,12 @@ mod dependency;
 mod exit;
 mod files;
 mod narrate;
-mod outcome;
-mod output;
 mod roots;
+mod run_report;
 mod session;
 mod signals;
+mod stdout;
 mod templates;
-mod workspace;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -72,8 +71,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code.into(),
         Err(err) => {
-            output::note_line(format_args!("error: {err:#}"));
-            if err.downcast_ref::<output::OutputError>().is_some() {
+            stdout::note_line(format_args!("error: {err:#}"));
+            if err.downcast_ref::<stdout::OutputError>().is_some() {
                 exit::Exit::OutputFailed.into()
             } else {
                 exit::Exit::InvalidInput.into()
@@ -100,7 +99,7 @@ fn usage_exit(usage: &clap::Error) -> ExitCode {
         return match outln!("{}", text.trim_end()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
-                output::note_line(format_args!("error: {err}"));
+                stdout::note_line(format_args!("error: {err}"));
                 exit::Exit::OutputFailed.into()
             }
         };

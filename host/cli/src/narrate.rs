@@ -4,8 +4,8 @@
 use futures::StreamExt;
 use std::io::Write;
 use std::time::Duration;
-use verdict_agent::{AgentError, AgentEvent, AgentResponse, AgentStream, RunError, ToolOutcome};
-use verdict_policy::{LoopDiagnostics, Phase, Verdict};
+use verdict::{AgentError, AgentEvent, AgentResponse, AgentStream, RunError, ToolOutcome};
+use verdict::{LoopDiagnostics, Phase, Verdict};
 
 /// How long a pending call waits before the progress line moves.
 const TICK: Duration = Duration::from_millis(200);
@@ -213,8 +213,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use std::sync::Arc;
-    use verdict_agent::{Agent, RunOptions};
-    use verdict_providers::fake::{Script, ScriptedModel, ScriptedTurn};
+    use verdict::fake::{Script, ScriptedModel, ScriptedTurn};
+    use verdict::{Agent, RunOptions};
 
     async fn narrate(turn: ScriptedTurn, spinner: bool) -> (String, String) {
         let model = ScriptedModel::new(Script::new(vec![turn]));

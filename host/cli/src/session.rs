@@ -1,15 +1,19 @@
 //! Builds the agent of one configuration: its connector, built-in tools,
 //! loop policy and the chosen tenant's verifiers.
 
-use crate::checker::Totals;
+use crate::builtin_tools::Workspace;
 use crate::config::locate::Seg;
 use crate::config::{ConfigError, ConfigFile, VerifierSource};
-use crate::workspace::Workspace;
-use std::sync::Arc;
-use verdict_agent::{Agent, Checkers, ConnectorRegistry};
-use verdict_policy::LoopPolicy;
-use verdict_providers::{Connector, ConnectorConfig, Credential};
-use verdict_sandbox::{DirStore, LoadError, LoadedVerifier, Tenant, VerifierHost, WasmChecker};
+use std::sync::{Arc, Mutex};
+use verdict::LoopPolicy;
+use verdict::{Agent, CheckerTotals, Checkers, ConnectorRegistry};
+use verdict::{Connector, ConnectorConfig, Credential};
+use verdict::{DirStore, LoadError, LoadedVerifier, Tenant, VerifierHost, WasmChecker};
+
+/// Checker metrics shared by a session's wasm checkers: each
+/// [`verdict::WasmChecker`] adds its calls to them (cloned into the
+/// checkers), and the run summary reads them.
+pub type Totals = Arc<Mutex<CheckerTotals>>;
 
 /// Why a session could not be set up; nothing ran.
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +78,7 @@ fn load_verifier(
     let rejected = |e: LoadError| file.error(&at, format!("{spec} is rejected: {e}"));
     let verifier = match file.verifier_source(spec) {
         VerifierSource::Builtin(name) => {
-            let bytes = crate::builtin::get(&name)
+            let bytes = crate::builtin_verifiers::get(&name)
                 .ok_or_else(|| file.error(&at, format!("no built-in verifier `{name}`")))?;
             host.load_bytes(bytes).map_err(rejected)?.0
         }

@@ -3,7 +3,8 @@
 //! written and the exit code says it was cancelled (6).
 
 use std::io;
-use tokio_util::sync::CancellationToken;
+
+use verdict::CancelHandle;
 
 /// Which signal arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +65,7 @@ impl Signals {
 
     /// Cancels `cancel` at every signal from now on (spawned on the current
     /// runtime).
-    pub fn cancel_on_any(mut self, cancel: CancellationToken) {
+    pub fn cancel_on_any(mut self, cancel: CancelHandle) {
         tokio::spawn(async move {
             loop {
                 self.recv().await;

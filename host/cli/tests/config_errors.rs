@@ -5,7 +5,7 @@
 use crate::support;
 
 use support::{Fake, Setup, base_config, verified};
-use verdict_providers::fake::{Script, ScriptedTurn};
+use verdict::fake::{Script, ScriptedTurn};
 
 /// Runs `verdict run` on `config` and checks the one-line error.
 fn rejected(config: &str, line: usize, field: &str, message: &str) {

@@ -14,7 +14,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::{Fake, Setup, base_config};
-use verdict_providers::fake::{Script, ScriptedTurn};
+use verdict::fake::{Script, ScriptedTurn};
 
 /// A sample verifier built with this crate (see build.rs).
 fn guest(name: &str) -> PathBuf {
@@ -200,7 +200,7 @@ fn piped_console(config: &Path, cache: &Path, input: &str) -> String {
 #[test]
 fn context_loop_after_a_failed_task_does_not_say_running() {
     let fake = Fake::start(Script::new(vec![ScriptedTurn::fault(
-        verdict_providers::fake::Fault::Status {
+        verdict::fake::Fault::Status {
             status: 401,
             message: "bad key".into(),
             retry_after_secs: None,

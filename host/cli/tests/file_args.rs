@@ -65,7 +65,7 @@ fn run_refuses_a_config_that_is_not_a_regular_file_within_its_bound() {
 #[test]
 fn check_refuses_a_packet_that_is_not_a_regular_file_within_its_bound() {
     let setup = Setup::new();
-    let bound = verdict_policy::MAX_PACKET_BYTES as u64;
+    let bound = verdict::MAX_PACKET_BYTES as u64;
     for (path, expected) in bad_files(&setup, "packet.json", bound + 1) {
         let output = support::verdict(
             &[
@@ -84,7 +84,7 @@ fn check_refuses_a_packet_that_is_not_a_regular_file_within_its_bound() {
 #[test]
 fn check_refuses_a_verifier_that_is_not_a_regular_file_within_its_bound() {
     let setup = Setup::new();
-    let bound = verdict_sandbox::LoadLimits::default().max_component_bytes;
+    let bound = verdict::LoadLimits::default().max_component_bytes;
     let packet = support::examples().join("packets/ready.json");
     for (path, expected) in bad_files(&setup, "v.wasm", bound + 1) {
         let output = support::verdict(

@@ -9,7 +9,7 @@ use crate::support;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use support::{Fake, Setup, base_config, verified};
-use verdict_providers::fake::{Script, ScriptedTurn};
+use verdict::fake::{Script, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 

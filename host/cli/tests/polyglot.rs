@@ -15,7 +15,7 @@ use crate::support;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use support::{Fake, Setup, base_config};
-use verdict_providers::fake::{Script, ScriptedTurn};
+use verdict::fake::{Script, ScriptedTurn};
 
 const NEEDS: &str = "needs VERDICT_POLYGLOT_DIR with the built samples";
 

@@ -6,7 +6,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use support::{Fake, Setup, base_config, verified};
-use verdict_providers::fake::{Fault, Script, ScriptedTurn};
+use verdict::fake::{Fault, Script, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 

@@ -8,8 +8,8 @@ use crate::support;
 
 use serde_json::{Value, json};
 use support::{Fake, Setup, base_config, verified};
-use verdict_providers::Usage;
-use verdict_providers::fake::{Fault, Reply, Script, ScriptedCall, ScriptedTurn};
+use verdict::Usage;
+use verdict::fake::{Fault, Reply, Script, ScriptedCall, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::Stdio;
 use support::{Fake, Running, Setup, base_config, verified};
-use verdict_providers::fake::{Script, ScriptedTurn};
+use verdict::fake::{Script, ScriptedTurn};
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
 

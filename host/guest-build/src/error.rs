@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// A guest build failure, worded for the person running the build.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A file or process operation failed.
     #[error("guest build I/O error: {0}")]

@@ -3,13 +3,15 @@
 //! The agent loop cancels a check through it and the sandbox stops a guest
 //! on it, so it is the one cancellation type on the check path. Waiting is
 //! waker-based: [`CancelHandle::cancelled`] is a future any executor can
-//! poll, and [`CancelHandle::cancel`] wakes every waiter.
+//! poll, and [`CancelHandle::cancel`] wakes every waiter. A
+//! [`CancelHandle::child`] is cancelled with its parent but cancelling it
+//! leaves the parent alone (a run's handle and a tool call's, say).
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -24,11 +26,13 @@ struct Shared {
     waiters: Mutex<Waiters>,
 }
 
-/// The wakers of pending [`Cancelled`] futures, by the slot each holds.
+/// The wakers of pending [`Cancelled`] futures, by the slot each holds, and
+/// the children to cancel with this handle.
 #[derive(Debug, Default)]
 struct Waiters {
     next: u64,
     wakers: HashMap<u64, Waker>,
+    children: Vec<Weak<Shared>>,
 }
 
 impl CancelHandle {
@@ -37,13 +41,29 @@ impl CancelHandle {
         Self::default()
     }
 
-    /// Requests cancellation and wakes every waiter. Idempotent.
-    pub fn cancel(&self) {
-        self.0.cancelled.store(true, Ordering::SeqCst);
-        let wakers: Vec<Waker> = self.0.waiters().wakers.drain().map(|(_, w)| w).collect();
-        for waker in wakers {
-            waker.wake();
+    /// A handle cancelled when this one is (at once if it already is);
+    /// cancelling the child leaves this one alone.
+    pub fn child(&self) -> Self {
+        let child = Arc::new(Shared::default());
+        let mut waiters = self.0.waiters();
+        // Read under the lock: `cancel` sets the flag before it takes the
+        // children, so the child is either seen by it or cancelled here.
+        if self.0.cancelled.load(Ordering::SeqCst) {
+            child.cancelled.store(true, Ordering::SeqCst);
+        } else {
+            // Children dropped since are forgotten, so the list stays as
+            // long as the live children.
+            waiters.children.retain(|c| c.strong_count() > 0);
+            waiters.children.push(Arc::downgrade(&child));
         }
+        drop(waiters);
+        Self(child)
+    }
+
+    /// Requests cancellation and wakes every waiter, and cancels every
+    /// child. Idempotent.
+    pub fn cancel(&self) {
+        self.0.cancel();
     }
 
     /// True once [`CancelHandle::cancel`] was called on any clone.
@@ -62,6 +82,21 @@ impl CancelHandle {
 }
 
 impl Shared {
+    fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        let (wakers, children) = {
+            let mut waiters = self.waiters();
+            let wakers: Vec<Waker> = waiters.wakers.drain().map(|(_, w)| w).collect();
+            (wakers, std::mem::take(&mut waiters.children))
+        };
+        for waker in wakers {
+            waker.wake();
+        }
+        for child in children.iter().filter_map(Weak::upgrade) {
+            child.cancel();
+        }
+    }
+
     fn waiters(&self) -> MutexGuard<'_, Waiters> {
         // The map is left consistent at every point: a panic elsewhere
         // cannot have broken it.
@@ -175,6 +210,37 @@ mod tests {
         assert!(handle.is_cancelled());
         // Already cancelled: ready at once.
         assert_eq!(poll(&mut handle.cancelled(), &waker), Poll::Ready(()));
+    }
+
+    #[test]
+    fn a_child_is_cancelled_with_its_parent_and_not_the_other_way() {
+        let parent = CancelHandle::new();
+        let child = parent.child();
+        let grandchild = child.child();
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut waiting = grandchild.cancelled();
+        assert_eq!(poll(&mut waiting, &waker), Poll::Pending);
+        let sibling = parent.child();
+        sibling.cancel();
+        assert!(!parent.is_cancelled());
+        assert!(!child.is_cancelled());
+        parent.cancel();
+        assert!(child.is_cancelled() && grandchild.is_cancelled());
+        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(poll(&mut waiting, &waker), Poll::Ready(()));
+        // Made after the parent was cancelled: cancelled at once.
+        assert!(parent.child().is_cancelled());
+    }
+
+    #[test]
+    fn dropped_children_are_forgotten() {
+        let parent = CancelHandle::new();
+        for _ in 0..10 {
+            drop(parent.child());
+        }
+        let _live = parent.child();
+        assert_eq!(parent.0.waiters().children.len(), 1);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-#![doc = include_str!("../README.md")]
+// The README's examples use the facade: `tests/facade` compiles them.
+#![cfg_attr(not(doctest), doc = include_str!("../README.md"))]
 #![deny(missing_docs)]
 
 mod cancel;
@@ -37,4 +38,6 @@ pub use packet::{
     Observation, ObservedOutcome, OutcomeStatus, PacketError, PacketParts, TaskStateSnapshot,
 };
 pub use scope::{CheckView, ExecutionIdentity, HostScope};
-pub use verdict::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS, MAX_VERDICT_BYTES, Verdict, VerdictError};
+pub use verdict::{
+    MAX_FEEDBACK_CHARS, MAX_REASON_CHARS, MAX_VERDICT_BYTES, Verdict, VerdictError, VerdictParts,
+};

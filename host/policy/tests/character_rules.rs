@@ -12,8 +12,8 @@ use verdict_policy::MAX_OUTPUT_CHARS;
 use verdict_policy::MAX_PROGRESS_KEY_CHARS;
 use verdict_policy::MAX_TOOL_NAME_CHARS;
 use verdict_policy::{
-    BatchDecision, CheckDecision, CheckerErrorKind, Effect, FinalDecision, LoopPolicy, Verdict,
-    VerdictError,
+    BatchDecision, CheckDecision, CheckerErrorKind, Effect, FinalDecision, LoopPolicy,
+    VerdictError, VerdictParts,
 };
 use verdict_policy::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS};
 
@@ -32,7 +32,7 @@ fn an_emoji_is_one_character() {
 
 #[test]
 fn verdict_reason_and_feedback_count_scalar_values() {
-    let verdict = |reason: usize, feedback: usize| Verdict {
+    let verdict = |reason: usize, feedback: usize| VerdictParts {
         complete: false,
         reason: Some(emoji(reason)),
         feedback: Some(emoji(feedback)),

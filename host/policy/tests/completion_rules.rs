@@ -6,15 +6,13 @@ use common::{call, start, turn, view, with_completion};
 use serde_json::json;
 use verdict_policy::{
     Admission, CheckDecision, CheckRequest, CheckerError, CheckerErrorKind, Effect, FinalDecision,
-    LoopPolicy, Phase, PolicyExecution, RecoveryTrigger, StopReason, Verdict, WorkflowStatus,
+    LoopPolicy, Phase, PolicyExecution, RecoveryTrigger, StopReason, Verdict, VerdictParts,
+    WorkflowStatus,
 };
 
 fn verdict(complete: bool, feedback: Option<&str>) -> Verdict {
-    Verdict {
-        complete,
-        reason: None,
-        feedback: feedback.map(str::to_owned),
-    }
+    Verdict::new(complete, None, feedback.map(str::to_owned))
+        .unwrap_or_else(|e| panic!("the test's verdict is within bounds: {e}"))
 }
 
 fn check(exec: &mut PolicyExecution, output: &str) -> CheckRequest {
@@ -114,13 +112,14 @@ fn later_bound_keeps_earlier_false_verdict() {
 fn invalid_verdict_is_a_checker_error() {
     let mut exec = start(&with_completion(LoopPolicy::default()));
     let request = check(&mut exec, "done");
-    let oversized = Verdict {
+    let oversized = VerdictParts {
         complete: true,
         reason: Some("r".repeat(401)),
         feedback: None,
     };
+    let answer = Verdict::from_parts(oversized).map_err(CheckerError::from);
     assert_eq!(
-        exec.completion_verdict(request.ticket, &view(), Ok(oversized)),
+        exec.completion_verdict(request.ticket, &view(), answer),
         CheckDecision::Stop {
             reason: StopReason::CheckerError
         }

@@ -60,11 +60,7 @@ fn diagnostics_serialize_as_the_spec_names_them() {
     let FinalDecision::Check(request) = exec.final_candidate("done", &view(), None) else {
         panic!("expected a check");
     };
-    let refused = Verdict {
-        complete: false,
-        reason: Some("no receipt".into()),
-        feedback: None,
-    };
+    let refused = Verdict::new(false, Some("no receipt".into()), None).unwrap();
     assert_eq!(
         exec.completion_verdict(request.ticket, &view(), Ok(refused)),
         CheckDecision::Continue

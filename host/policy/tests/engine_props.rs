@@ -146,7 +146,7 @@ proptest! {
                         if identity_change {
                             now.identity.owner = "other".into();
                         }
-                        let verdict = Verdict { complete, reason: None, feedback: None };
+                        let verdict = Verdict::bare(complete);
                         let decision = exec.completion_verdict(request.ticket, &now, Ok(verdict));
                         if identity_change {
                             prop_assert_eq!(decision, CheckDecision::Stop { reason: StopReason::StateChanged });

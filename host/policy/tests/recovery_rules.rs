@@ -108,11 +108,7 @@ fn feedback_queued_before_a_final_candidate_shares_its_attempt() {
     let FinalDecision::Check(request) = exec.final_candidate("done", &common::view(), None) else {
         panic!("expected a check");
     };
-    let verdict = Verdict {
-        complete: false,
-        reason: None,
-        feedback: Some("Fetch the rows first.".into()),
-    };
+    let verdict = Verdict::new(false, None, Some("Fetch the rows first.".into())).unwrap();
     assert_eq!(
         exec.completion_verdict(request.ticket, &common::view(), Ok(verdict)),
         CheckDecision::Continue

@@ -9,11 +9,7 @@ use verdict_policy::{
 };
 
 fn yes() -> Verdict {
-    Verdict {
-        complete: true,
-        reason: None,
-        feedback: None,
-    }
+    Verdict::bare(true)
 }
 
 #[test]

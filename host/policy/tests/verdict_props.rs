@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use verdict_policy::{MAX_FEEDBACK_CHARS, MAX_REASON_CHARS, MAX_VERDICT_BYTES};
-use verdict_policy::{Verdict, VerdictError};
+use verdict_policy::{Verdict, VerdictError, VerdictParts};
 
 #[test]
 fn strict_shape_is_enforced() {
@@ -31,6 +31,32 @@ fn strict_shape_is_enforced() {
     ));
 }
 
+#[test]
+fn a_verdict_is_made_only_within_its_bounds() {
+    assert!(Verdict::bare(true).into_parts().complete);
+    let long = Some("r".repeat(MAX_REASON_CHARS + 1));
+    assert_eq!(
+        Verdict::new(false, long, None),
+        Err(VerdictError::ReasonTooLong {
+            chars: MAX_REASON_CHARS + 1
+        })
+    );
+    let parts = VerdictParts {
+        complete: false,
+        reason: None,
+        feedback: Some("f".repeat(MAX_FEEDBACK_CHARS + 1)),
+    };
+    assert!(matches!(
+        Verdict::try_from(parts),
+        Err(VerdictError::FeedbackTooLong { .. })
+    ));
+    // Deserializing validates too.
+    let json = format!(r#"{{"complete": false, "reason": "{}"}}"#, "r".repeat(401));
+    assert!(serde_json::from_str::<Verdict>(&json).is_err());
+    let fine = Verdict::new(false, Some("why".into()), Some("do this".into())).unwrap();
+    assert_eq!(fine.feedback.as_deref(), Some("do this"));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -49,7 +75,7 @@ proptest! {
     ) {
         // Characters, not bytes: a 2-byte character counts once.
         let unit = if wide { "é" } else { "r" };
-        let verdict = Verdict {
+        let verdict = VerdictParts {
             complete: false,
             reason: Some(unit.repeat(reason)),
             feedback: Some(unit.repeat(feedback)),
@@ -62,7 +88,7 @@ proptest! {
         } else {
             prop_assert!(result.is_ok());
             let json = serde_json::to_string(&verdict).unwrap();
-            prop_assert_eq!(Verdict::from_json(&json), Ok(verdict));
+            prop_assert_eq!(Verdict::from_json(&json).map(Verdict::into_parts), Ok(verdict));
         }
     }
 }

@@ -418,13 +418,7 @@ pub(crate) fn verdict(v: GuestVerdict) -> Result<Verdict, CheckError> {
         Some(GuestText::Text(text)) => Some(text),
         None => None,
     };
-    let verdict = Verdict {
-        complete: v.complete,
-        reason,
-        feedback,
-    };
-    verdict.validate()?;
-    Ok(verdict)
+    Ok(Verdict::new(v.complete, reason, feedback)?)
 }
 
 #[cfg(test)]

@@ -57,6 +57,73 @@ impl Limits {
     pub fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms)
     }
+
+    /// Checks every limit against its range: each is at least 1 and at
+    /// most its `MAX_*` constant ([`Limits::MAX_TIMEOUT_MS`], ...; fuel has
+    /// no upper bound). The defaults pass. Checked in field order; the
+    /// first limit out of range is the error.
+    pub fn validate(&self) -> Result<(), LimitsError> {
+        for (field, value, max) in [
+            ("fuel", self.fuel, u64::MAX),
+            ("timeout_ms", self.timeout_ms, Self::MAX_TIMEOUT_MS),
+            ("memory_bytes", self.memory_bytes, Self::MAX_MEMORY_BYTES),
+            (
+                "instances",
+                self.instances.into(),
+                Self::MAX_INSTANCES.into(),
+            ),
+            (
+                "table_elements",
+                self.table_elements.into(),
+                Self::MAX_TABLE_ELEMENTS.into(),
+            ),
+            (
+                "artifact_reads_per_call",
+                self.artifact_reads_per_call.into(),
+                Self::MAX_ARTIFACT_OPS.into(),
+            ),
+            (
+                "artifact_bytes_per_read",
+                self.artifact_bytes_per_read,
+                Self::MAX_ARTIFACT_BYTES,
+            ),
+            (
+                "list_max_entries",
+                self.list_max_entries.into(),
+                Self::MAX_ARTIFACT_OPS.into(),
+            ),
+        ] {
+            if !(1..=max).contains(&value) {
+                return Err(LimitsError { field, value, max });
+            }
+        }
+        Ok(())
+    }
+
+    /// Largest `timeout_ms` (a minute).
+    pub const MAX_TIMEOUT_MS: u64 = 60_000;
+    /// Largest `memory_bytes` (4 GiB, a 32-bit memory's size).
+    pub const MAX_MEMORY_BYTES: u64 = 4_096 * 1024 * 1024;
+    /// Largest `instances`.
+    pub const MAX_INSTANCES: u32 = 1_024;
+    /// Largest `table_elements` (the host's largest table).
+    pub const MAX_TABLE_ELEMENTS: u32 = 100_000;
+    /// Largest `artifact_reads_per_call` and `list_max_entries`.
+    pub const MAX_ARTIFACT_OPS: u32 = 100_000;
+    /// Largest `artifact_bytes_per_read` (64 MiB).
+    pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
+}
+
+/// A [`Limits`] field outside its range ([`Limits::validate`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} is {value}, outside 1..={max}")]
+pub struct LimitsError {
+    /// The field (`fuel`, `timeout_ms`, `memory_bytes`, ...).
+    pub field: &'static str,
+    /// The value given.
+    pub value: u64,
+    /// The largest value accepted.
+    pub max: u64,
 }
 
 /// Bounds on what a host loads, checked on the bytes before anything is

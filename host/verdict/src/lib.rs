@@ -1,28 +1,46 @@
-#![doc = include_str!("../README.md")]
+#![cfg_attr(not(doctest), doc = include_str!("../README.md"))]
 #![deny(missing_docs)]
 
-// The loop.
+// The loop: the agent, its runs and what they return.
 pub use verdict_agent::{
     Agent, AgentBuilder, AgentError, AgentEvent, AgentResponse, AgentStream, BuildError,
-    CallBudget, Checkers, CompletionFn, ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT,
-    DEFAULT_MAX_ITERATIONS, HelperError, HelperModel, HostContext, PolicyChoice, Route,
-    RouteRequest, Router, RunError, RunOptions, RunOutcome, RunStatus, SettledRun, StaticHost,
-    TaskStateStore,
+    CallBudget, ConnectorRegistry, DEFAULT_CHECKER_TIMEOUT, DEFAULT_MAX_ITERATIONS, DirectStream,
+    PolicyChoice, RunError, RunOptions, RunOutcome, RunStatus, SettledRun, SuspendedRun,
 };
-// Tools, hooks and permissions.
+// Routing, the host's scope and the task state.
 pub use verdict_agent::{
-    AfterToolHook, BeforeTool, BeforeToolHook, Hooks, PermissionPolicy, PermissionRule, Tool,
-    ToolContext, ToolDefinitionError, ToolError, ToolOutcome, ToolReturn,
+    DEFAULT_TASK_STATE_BYTES, HostContext, Route, RouteDiagnostics, RouteRequest, Router, RouterFn,
+    StaticHost, TaskStateError, TaskStateStore,
 };
-// The loop policy, checkers and what they see and answer.
+// Checkers as closures, and the helper model a native checker may consult.
+pub use verdict_agent::{Checkers, CompletionFn, HelperError, HelperModel, ProgressFn};
+// Tools (sync and async), hooks and permissions.
+pub use verdict_agent::{
+    AfterToolHook, AskFn, AsyncDelivery, AsyncSettler, BeforeTool, BeforeToolHook,
+    DEFAULT_DEADLINE, ExecutionReceipt, Hooks, PendingResult, PermissionPolicy, PermissionRule,
+    SettledCall, Suspension, Tool, ToolContext, ToolDefinitionError, ToolError, ToolOutcome,
+    ToolReturn,
+};
+// Cancellation: one handle for runs, tools and checkers.
+pub use verdict_policy::{CancelHandle, Cancelled};
+// The loop policy and its diagnostics.
 pub use verdict_policy::{
-    CancelHandle, CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, Effect,
-    LoopDiagnostics, LoopPolicy, PacketError, PolicyError, PolicyLoadError, ProgressChecker,
-    StopReason, Verdict, WorkflowStatus,
+    Counters, LoopDiagnostics, LoopPolicy, Phase, PolicyError, PolicyLoadError, PolicyViolation,
+    RecoveryTrigger, StopReason, TrackingBound, WorkflowStatus,
 };
-// Models.
+// Checkers: what they see (the spec's packet) and what they answer.
+pub use verdict_policy::{
+    CheckContext, CheckFuture, CheckPacket, CheckerError, CheckerErrorKind, CompletionChecker,
+    Effect, FailureKind, HostScope, MAX_FEEDBACK_CHARS, MAX_OBSERVATIONS, MAX_OUTPUT_CHARS,
+    MAX_PACKET_BYTES, MAX_PROGRESS_KEY_CHARS, MAX_REASON_CHARS, MAX_VERDICT_BYTES, Observation,
+    ObservedOutcome, OutcomeStatus, PacketError, PacketParts, ProgressChecker, TaskStateSnapshot,
+    Verdict, VerdictError, VerdictParts,
+};
+// Models: the trait a connector or a scripted model implements, and its data.
 pub use verdict_providers::{
-    Message, Model, ModelRequest, ModelResponse, ProviderError, ToolCall, ToolDefinition, Usage,
+    Attempt, AttemptHook, AttemptRefusal, CallContext, EventStream, FinishReason, Message, Model,
+    ModelRequest, ModelResponse, OutputSchema, ProviderError, StreamEvent, TimeoutPhase, ToolCall,
+    ToolChoice, ToolDefinition, ToolResult, Usage,
 };
 
 /// The HTTP connectors: OpenAI (Chat, Responses), Anthropic and Gemini.
@@ -34,9 +52,21 @@ pub use verdict_providers::{
 /// Verifiers: wasm components run in a per-tenant sandbox.
 #[cfg(feature = "wasm")]
 pub use verdict_sandbox::{
-    ArtifactStore, CheckError, DirStore, HostConfig, Inspection, Limits, LoadError, LoadLimits,
-    LoadedVerifier, MemoryStore, Tenant, VerifierHost, WasmChecker,
+    ArtifactData, ArtifactError, ArtifactStore, CallMetrics, CallReport, CallStages, CheckError,
+    CheckerTotals, CompilerChoice, DirStore, Footprint, HostConfig, Inspection, Limits,
+    LimitsError, LoadError, LoadLimits, LoadSource, LoadedVerifier, MemoryStore, Role, Tenant,
+    TrapKind, VerifierHost, WasmChecker, WasmKind,
 };
+
+/// The loop policy engine on its own, for a host that drives its own loop:
+/// the decisions [`Agent`] asks for at every decision point.
+pub mod engine {
+    pub use verdict_policy::{
+        Admission, BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckTicket, CheckView,
+        CheckerIdentities, Decision, Delivery, ExecutionIdentity, FEEDBACK_LABEL, FinalDecision,
+        Fingerprint, PolicyExecution, ToolCallRequest, TurnDecision, canonical_json,
+    };
+}
 
 /// The local fake provider: every wire protocol served on loopback from a
 /// script, for tests and demos.
@@ -48,8 +78,9 @@ pub mod fake {
     };
 }
 
-/// Everything of the member crates, for what the curated surface above
-/// leaves out.
+/// The member crates whole. Not part of the supported surface: everything
+/// an embedder needs is exported above.
+#[doc(hidden)]
 pub mod crates {
     pub use verdict_agent as agent;
     pub use verdict_policy as policy;
@@ -57,8 +88,3 @@ pub mod crates {
     #[cfg(feature = "wasm")]
     pub use verdict_sandbox as sandbox;
 }
-
-// The repository README's Rust examples are compiled with this crate's tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct RepositoryReadme;

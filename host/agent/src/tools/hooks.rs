@@ -15,6 +15,7 @@ use super::outcome::SettledCall;
 
 /// A before-tool hook's answer.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum BeforeTool {
     /// Leave the call as it is.
     Proceed,

@@ -8,8 +8,7 @@ use std::time::Instant;
 
 use futures::FutureExt;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
-use verdict_policy::{Effect, FailureKind};
+use verdict_policy::{CancelHandle, Effect, FailureKind};
 use verdict_providers::{ToolCall, ToolDefinition};
 
 use super::error::ToolDefinitionError;
@@ -23,6 +22,7 @@ use super::tool::{Tool, ToolContext};
 
 /// A call after its before-tool hooks.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Prepared {
     /// A hook skipped it: it never starts.
     Skipped(SettledCall),
@@ -118,7 +118,7 @@ impl ToolManager {
         &self,
         call: ToolCall,
         tool: Option<Arc<Tool>>,
-        cancel: &CancellationToken,
+        cancel: &CancelHandle,
     ) -> SettledCall {
         self.execute_keeping(call, tool, cancel).await.0
     }
@@ -128,7 +128,7 @@ impl ToolManager {
         &self,
         call: ToolCall,
         tool: Option<Arc<Tool>>,
-        cancel: &CancellationToken,
+        cancel: &CancelHandle,
     ) -> (SettledCall, Option<Deferred>) {
         let Some(tool) = tool else {
             let error = format!(
@@ -164,7 +164,7 @@ impl ToolManager {
         let started = Instant::now();
         let ctx = ToolContext {
             call_id: call.id.clone(),
-            cancel: cancel.child_token(),
+            cancel: cancel.child(),
         };
         let run = AssertUnwindSafe((tool.run)(call.arguments.clone(), ctx)).catch_unwind();
         let mut deferred = None;

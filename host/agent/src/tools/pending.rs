@@ -8,6 +8,7 @@ use super::error::ToolError;
 
 /// What an async tool returns: a value now, or a handle settled later.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ToolReturn {
     /// The result, now.
     Ready(Value),

@@ -12,6 +12,7 @@ pub type AskFn = Arc<dyn Fn(&ToolCall) -> BoxFuture<'static, bool> + Send + Sync
 
 /// What to do with a call to a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PermissionRule {
     /// Run it.
     Allow,

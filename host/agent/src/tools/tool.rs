@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
-use verdict_policy::Effect;
+use verdict_policy::{CancelHandle, Effect};
 use verdict_providers::ToolDefinition;
 
 use super::error::{ToolDefinitionError, ToolError};
@@ -24,7 +23,7 @@ pub struct ToolContext {
     /// The provider's call id.
     pub call_id: String,
     /// Cancelled when the execution is cancelled; forward it into IO.
-    pub cancel: CancellationToken,
+    pub cancel: CancelHandle,
 }
 
 type ToolFn = Arc<

@@ -3,15 +3,13 @@
 use super::HostArgs;
 use crate::config::LimitsSection;
 use crate::exit::Exit;
-use crate::output::OutputError;
+use crate::stdout::OutputError;
 use anyhow::Context;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
-use verdict_policy::{CheckContext, CheckPacket};
-use verdict_sandbox::{
-    ArtifactStore, CallMetrics, CheckError, DirStore, LoadError, MemoryStore, Tenant,
-};
+use verdict::{ArtifactStore, CallMetrics, CheckError, DirStore, LoadError, MemoryStore, Tenant};
+use verdict::{CheckContext, CheckPacket};
 
 /// Arguments of `verdict check`.
 #[derive(Debug, clap::Args)]
@@ -119,17 +117,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     let (digest, outcome) = match loaded {
         Ok(verifier) => {
             if args.artifacts.is_none() {
-                crate::output::note_line(format_args!(
+                crate::stdout::note_line(format_args!(
                     "note: no --artifacts given: the verifier sees no artifacts"
                 ));
             }
             let digest = verifier.digest().to_owned();
             let outcome = if args.progress {
                 let o = verifier.progress_key(&tenant, &packet, &CheckContext::new());
-                (o.result.map(Answer::Key), o.metrics)
+                (o.result.map(VerifierAnswer::Key), o.metrics)
             } else {
                 let o = verifier.check(&tenant, &packet, &CheckContext::new());
-                (o.result.map(Answer::Verdict), o.metrics)
+                (o.result.map(VerifierAnswer::Verdict), o.metrics)
             };
             (Some(digest), outcome)
         }
@@ -137,9 +135,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     };
     let (result, metrics) = outcome;
     let exit = match &result {
-        Ok(Answer::Verdict(v)) if v.complete => Exit::Complete,
-        Ok(Answer::Verdict(_)) => Exit::NotComplete,
-        Ok(Answer::Key(_)) => Exit::Complete,
+        Ok(VerifierAnswer::Verdict(v)) if v.complete => Exit::Complete,
+        Ok(VerifierAnswer::Verdict(_)) => Exit::NotComplete,
+        Ok(VerifierAnswer::Key(_)) => Exit::Complete,
         Err(_) => Exit::CheckerError,
     };
     if args.json {
@@ -153,8 +151,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-enum Answer {
-    Verdict(verdict_policy::Verdict),
+enum VerifierAnswer {
+    Verdict(verdict::Verdict),
     Key(String),
 }
 
@@ -172,13 +170,13 @@ fn metrics_json(m: &CallMetrics) -> serde_json::Value {
 fn render_json(
     tenant: &str,
     digest: Option<&str>,
-    result: &Result<Answer, CheckError>,
+    result: &Result<VerifierAnswer, CheckError>,
     metrics: &CallMetrics,
 ) -> serde_json::Value {
     let mut out =
         json!({ "tenant": tenant, "verifierDigest": digest, "metrics": metrics_json(metrics) });
     match result {
-        Ok(Answer::Verdict(v)) => {
+        Ok(VerifierAnswer::Verdict(v)) => {
             out["status"] = json!(if v.complete {
                 "complete"
             } else {
@@ -186,7 +184,7 @@ fn render_json(
             });
             out["verdict"] = json!(v);
         }
-        Ok(Answer::Key(key)) => {
+        Ok(VerifierAnswer::Key(key)) => {
             out["status"] = json!("progress_key");
             out["progressKey"] = json!(key);
         }
@@ -203,9 +201,12 @@ fn render_json(
     out
 }
 
-fn print_text(result: &Result<Answer, CheckError>, m: &CallMetrics) -> Result<(), OutputError> {
+fn print_text(
+    result: &Result<VerifierAnswer, CheckError>,
+    m: &CallMetrics,
+) -> Result<(), OutputError> {
     match result {
-        Ok(Answer::Verdict(v)) => {
+        Ok(VerifierAnswer::Verdict(v)) => {
             crate::outln!(
                 "verdict: {}",
                 if v.complete {
@@ -221,7 +222,7 @@ fn print_text(result: &Result<Answer, CheckError>, m: &CallMetrics) -> Result<()
                 crate::outln!("feedback: {feedback}")?;
             }
         }
-        Ok(Answer::Key(key)) => crate::outln!("progress key: {key}")?,
+        Ok(VerifierAnswer::Key(key)) => crate::outln!("progress key: {key}")?,
         Err(err) => {
             crate::outln!("checker error ({}): {err}", err.code())?;
             if let CheckError::Trap { stderr_tail, .. } = err {

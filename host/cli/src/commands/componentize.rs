@@ -7,7 +7,7 @@ use crate::exit::Exit;
 use crate::files;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
-use verdict_sandbox::WasmKind;
+use verdict::WasmKind;
 
 /// Arguments of `verdict componentize`.
 #[derive(Debug, clap::Args)]

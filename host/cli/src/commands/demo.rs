@@ -10,15 +10,15 @@
 use super::HostArgs;
 use crate::exit::Exit;
 use crate::narrate::Narrator;
-use crate::outcome;
-use crate::output::{FirstError, OutputError, Watched};
+use crate::run_report;
 use crate::session::Session;
 use crate::signals::Signals;
+use crate::stdout::{FirstError, OutputError, Watched};
 use anyhow::Context;
 use serde_json::json;
-use verdict_agent::{RunOptions, RunOutcome};
-use verdict_providers::Protocol;
-use verdict_providers::fake::{FakeProvider, Script, ScriptedTurn};
+use verdict::Protocol;
+use verdict::fake::{FakeProvider, Script, ScriptedTurn};
+use verdict::{RunOptions, RunOutcome};
 
 /// Arguments of `verdict demo`.
 #[derive(Debug, clap::Args)]
@@ -134,13 +134,13 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
             .clone();
         Ok::<_, anyhow::Error>((result, totals))
     })?;
-    let (kind, exit) = outcome::classify(&result);
+    let (kind, exit) = run_report::classify(&result);
     let report = || -> Result<(), OutputError> {
         if let Some(error) = stdout_failed.take() {
             return Err(error.into());
         }
         crate::outln!()?;
-        for line in outcome::summary(&result, &totals) {
+        for line in run_report::summary(&result, &totals) {
             crate::outln!("{line}")?;
         }
         if kind == RunOutcome::Verified {

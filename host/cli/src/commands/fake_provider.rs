@@ -4,8 +4,8 @@ use crate::exit::Exit;
 use crate::signals::Signals;
 use anyhow::Context;
 use std::path::PathBuf;
-use verdict_providers::Protocol;
-use verdict_providers::fake::{FakeProvider, Script};
+use verdict::Protocol;
+use verdict::fake::{FakeProvider, Script};
 
 /// Arguments of `verdict fake-provider`.
 #[derive(Debug, clap::Args)]

@@ -4,7 +4,7 @@ use super::HostArgs;
 use crate::exit::Exit;
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use verdict_sandbox::WasmKind;
+use verdict::WasmKind;
 
 /// Arguments of `verdict inspect`.
 #[derive(Debug, clap::Args)]
@@ -25,7 +25,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
     if matches!(WasmKind::of(&bytes), WasmKind::Component)
         && !compiled_before(args.host.cache_dir().as_deref(), &bytes)
     {
-        crate::output::note_line(format_args!(
+        crate::stdout::note_line(format_args!(
             "compiling {} to inspect it (seconds for a Python or JavaScript verifier)...",
             args.wasm
         ));

@@ -11,7 +11,7 @@ pub mod run;
 
 use anyhow::Context;
 use std::path::PathBuf;
-use verdict_sandbox::{HostConfig, VerifierHost};
+use verdict::{HostConfig, VerifierHost};
 
 /// Options shared by commands that load verifiers.
 #[derive(Debug, clap::Args)]
@@ -63,12 +63,12 @@ impl HostArgs {
 /// embedded in this binary.
 pub fn read_verifier(spec: &str) -> anyhow::Result<Vec<u8>> {
     if let Some(name) = spec.strip_prefix("builtin:") {
-        return crate::builtin::get(name)
+        return crate::builtin_verifiers::get(name)
             .map(<[u8]>::to_vec)
             .with_context(|| {
                 format!(
                     "no built-in verifier `{name}` (available: {})",
-                    crate::builtin::names().join(", ")
+                    crate::builtin_verifiers::names().join(", ")
                 )
             });
     }

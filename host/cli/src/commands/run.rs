@@ -3,14 +3,14 @@
 use super::HostArgs;
 use crate::exit::Exit;
 use crate::narrate::Narrator;
-use crate::outcome;
-use crate::output::{FirstError, OutputError, Watched, note_line};
+use crate::run_report;
 use crate::session::Session;
 use crate::signals::Signals;
+use crate::stdout::{FirstError, OutputError, Watched, note_line};
 use anyhow::Context;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use verdict_agent::RunOptions;
+use verdict::RunOptions;
 
 /// Arguments of `verdict run`.
 #[derive(Debug, clap::Args)]
@@ -71,20 +71,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
-    let (kind, exit) = outcome::classify(&result);
-    let lost = || format!("outcome: {}, exit {}", outcome::name(kind), exit as u8);
+    let (kind, exit) = run_report::classify(&result);
+    let lost = || format!("outcome: {}, exit {}", run_report::name(kind), exit as u8);
     if let Some(error) = stdout_failed.take() {
-        for line in outcome::summary(&result, &totals) {
+        for line in run_report::summary(&result, &totals) {
             note_line(format_args!("[verdict] {line}"));
         }
         return Err(OutputError::from(error).into());
     }
     if args.json {
-        let value = outcome::to_json(&result, session.tenant.as_deref(), &totals);
+        let value = run_report::to_json(&result, session.tenant.as_deref(), &totals);
         let text = serde_json::to_string(&value).context("cannot render the result")?;
         crate::outln!("{text}").map_err(|e| e.losing(lost()))?;
     } else {
-        for line in outcome::summary(&result, &totals) {
+        for line in run_report::summary(&result, &totals) {
             note_line(format_args!("[verdict] {line}"));
         }
     }

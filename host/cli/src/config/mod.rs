@@ -22,7 +22,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use verdict_policy::LoopPolicy;
+use verdict::LoopPolicy;
 
 /// The parsed configuration.
 #[derive(Debug, Clone, Deserialize)]

@@ -4,7 +4,7 @@ use super::locate::Seg;
 use super::{ConfigError, ConfigFile, VerifierSource};
 use serde::Deserialize;
 use std::path::PathBuf;
-use verdict_providers::Protocol;
+use verdict::Protocol;
 
 fn key(k: &str) -> Seg {
     Seg::Key(k.to_owned())
@@ -199,19 +199,6 @@ pub struct LimitsSection {
     pub list_max_entries: Option<u64>,
 }
 
-/// Largest `timeout_ms` accepted.
-pub const MAX_TIMEOUT_MS: u64 = 60_000;
-/// Largest `memory_mib` accepted.
-pub const MAX_MEMORY_MIB: u64 = 4_096;
-/// Largest `instances` accepted.
-pub const MAX_INSTANCES: u64 = 1_024;
-/// Largest `table_elements` accepted (the host's largest table).
-pub const MAX_TABLE_ELEMENTS: u64 = 100_000;
-/// Largest `artifact_reads` and `list_max_entries` accepted.
-pub const MAX_ARTIFACT_OPS: u64 = 100_000;
-/// Largest `artifact_bytes` accepted (64 MiB).
-pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
-
 /// A limit outside its range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{value} is outside 1..={max}")]
@@ -226,30 +213,37 @@ pub struct LimitError {
 
 impl LimitsSection {
     /// Checks every limit given against its range (the one rule for the
-    /// configuration file and `verdict check`).
+    /// configuration file and `verdict check`): the sandbox's
+    /// [`Limits::validate`](verdict::Limits::validate), said in this
+    /// section's names and units.
     pub fn validate(&self) -> Result<(), LimitError> {
-        for (field, value, max) in [
-            ("fuel", self.fuel, u64::MAX),
-            ("timeout_ms", self.timeout_ms, MAX_TIMEOUT_MS),
-            ("memory_mib", self.memory_mib, MAX_MEMORY_MIB),
-            ("instances", self.instances, MAX_INSTANCES),
-            ("table_elements", self.table_elements, MAX_TABLE_ELEMENTS),
-            ("artifact_reads", self.artifact_reads, MAX_ARTIFACT_OPS),
-            ("artifact_bytes", self.artifact_bytes, MAX_ARTIFACT_BYTES),
-            ("list_max_entries", self.list_max_entries, MAX_ARTIFACT_OPS),
-        ] {
-            if let Some(value) = value
-                && !(1..=max).contains(&value)
-            {
-                return Err(LimitError { field, value, max });
-            }
-        }
-        Ok(())
+        let Err(error) = self.to_limits().validate() else {
+            return Ok(());
+        };
+        const MIB: u64 = 1024 * 1024;
+        let (field, given, max) = match error.field {
+            "memory_bytes" => ("memory_mib", self.memory_mib, error.max / MIB),
+            "artifact_reads_per_call" => ("artifact_reads", self.artifact_reads, error.max),
+            "artifact_bytes_per_read" => ("artifact_bytes", self.artifact_bytes, error.max),
+            "fuel" => ("fuel", self.fuel, error.max),
+            "timeout_ms" => ("timeout_ms", self.timeout_ms, error.max),
+            "instances" => ("instances", self.instances, error.max),
+            "table_elements" => ("table_elements", self.table_elements, error.max),
+            "list_max_entries" => ("list_max_entries", self.list_max_entries, error.max),
+            other => (other, None, error.max),
+        };
+        // The defaults are within range: the limit out of it was given (a
+        // value too large for the sandbox's field saturated; say the given).
+        Err(LimitError {
+            field,
+            value: given.unwrap_or(error.value),
+            max,
+        })
     }
 
     /// The sandbox limits: the defaults, overridden by what is given.
-    pub fn to_limits(self) -> verdict_sandbox::Limits {
-        let mut limits = verdict_sandbox::Limits::default();
+    pub fn to_limits(self) -> verdict::Limits {
+        let mut limits = verdict::Limits::default();
         if let Some(fuel) = self.fuel {
             limits.fuel = fuel;
         }
@@ -321,12 +315,12 @@ impl TenantSection {
             }
             match file.verifier_source(spec) {
                 VerifierSource::Builtin(builtin) => {
-                    if crate::builtin::get(&builtin).is_none() {
+                    if crate::builtin_verifiers::get(&builtin).is_none() {
                         return Err(file.error(
                             &at(field),
                             format!(
                                 "no built-in verifier `{builtin}` (available: {})",
-                                crate::builtin::names().join(", ")
+                                crate::builtin_verifiers::names().join(", ")
                             ),
                         ));
                     }

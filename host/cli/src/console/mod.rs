@@ -9,15 +9,15 @@ pub mod input;
 
 use crate::config::ConfigFile;
 use crate::narrate::Narrator;
-use crate::outcome;
-use crate::output::{FirstError, Watched};
+use crate::run_report;
 use crate::session::{Session, load_checkers};
+use crate::stdout::{FirstError, Watched};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use verdict_agent::{AgentError, AgentResponse, Checkers, RunError, RunOptions};
-use verdict_policy::{LoopDiagnostics, LoopPolicy, Phase};
-use verdict_sandbox::VerifierHost;
+use verdict::VerifierHost;
+use verdict::{AgentError, AgentResponse, Checkers, RunError, RunOptions};
+use verdict::{LoopDiagnostics, LoopPolicy, Phase};
 
 /// Which loop policy the next execution uses.
 #[derive(Debug, Clone)]
@@ -214,7 +214,7 @@ impl Console {
             let result = narrator.drive(events).await;
             *failure.lock().unwrap_or_else(|p| p.into_inner()) = Failure::of(&result);
             let totals = totals.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            for line in outcome::summary(&result, &totals) {
+            for line in run_report::summary(&result, &totals) {
                 narrator.note(&line);
             }
             busy.store(false, Ordering::SeqCst);
@@ -383,7 +383,7 @@ impl Console {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use verdict_policy::{Counters, StopReason};
+    use verdict::{Counters, StopReason};
 
     fn diag(phase: Phase, reason: Option<StopReason>) -> LoopDiagnostics {
         LoopDiagnostics {

@@ -33,7 +33,7 @@ impl Bound {
     };
     /// `check --packet`: the packet bound (1 MiB of JSON).
     pub const PACKET: Self = Self {
-        bytes: verdict_policy::MAX_PACKET_BYTES as u64,
+        bytes: verdict::MAX_PACKET_BYTES as u64,
         what: "check packet",
     };
     /// The console's `/load` (and what `/save` warns about): 64 MiB.
@@ -50,7 +50,7 @@ impl Bound {
     /// A verifier: the host's load limit (`max_component_bytes`).
     pub fn component() -> Self {
         Self {
-            bytes: verdict_sandbox::LoadLimits::default().max_component_bytes,
+            bytes: verdict::LoadLimits::default().max_component_bytes,
             what: "component",
         }
     }

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use verdict_providers::Protocol;
-use verdict_providers::fake::{FakeProvider, Script};
+use verdict::Protocol;
+use verdict::fake::{FakeProvider, Script};
 
 /// A fake provider served by its own runtime while the binary runs.
 pub struct Fake {

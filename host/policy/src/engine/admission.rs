@@ -10,7 +10,7 @@ use crate::feedback;
 use crate::packet::Effect;
 
 use super::decision::{Admission, Decision};
-use super::state::{CallKey, CallState, PolicyExecution};
+use super::state::{CallKey, PolicyExecution, TrackedCall};
 
 /// A tool call the model asked for, as the loop is about to dispatch it.
 ///
@@ -90,7 +90,7 @@ impl PolicyExecution {
         self.outstanding += 1;
         self.calls.insert(
             key,
-            CallState {
+            TrackedCall {
                 call_id: call.call_id.to_owned(),
                 signature,
                 effect: call.effect,

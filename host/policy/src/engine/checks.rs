@@ -107,11 +107,11 @@ impl PolicyExecution {
             Ok(pending) => pending,
             Err(decision) => return decision,
         };
-        let verdict =
-            match result.and_then(|v| v.validate().map(|()| v).map_err(CheckerError::from)) {
-                Ok(verdict) => verdict,
-                Err(error) => return self.checker_failed(error.kind()),
-            };
+        // A `Verdict` is within its bounds by construction.
+        let verdict = match result {
+            Ok(verdict) => verdict,
+            Err(error) => return self.checker_failed(error.kind()),
+        };
         drop(pending);
         self.diag.last_verdict = Some(verdict.clone());
         if verdict.complete {

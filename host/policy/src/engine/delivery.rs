@@ -9,7 +9,7 @@ use crate::diagnostics::{StopReason, TrackingBound};
 use crate::packet::{Effect, ObservedOutcome};
 
 use super::decision::Decision;
-use super::state::{CallKey, CallState, PolicyExecution};
+use super::state::{CallKey, PolicyExecution, TrackedCall};
 
 /// An async result delivered to this execution (by a continuation or the
 /// run queue): a call admitted elsewhere, or a late settlement of one of
@@ -98,7 +98,7 @@ impl PolicyExecution {
             .unwrap_or_else(Fingerprint::absent);
         self.calls.insert(
             key,
-            CallState {
+            TrackedCall {
                 call_id: delivery.call_id.to_owned(),
                 signature: Arc::new((delivery.tool_name.to_owned(), fingerprint)),
                 effect,

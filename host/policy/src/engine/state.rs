@@ -57,7 +57,7 @@ pub(super) enum CallKey {
 
 /// One tracked call.
 #[derive(Debug)]
-pub(super) struct CallState {
+pub(super) struct TrackedCall {
     /// The id its observation carries (the loop's per-execution id).
     pub call_id: String,
     pub signature: Signature,
@@ -97,7 +97,7 @@ pub struct PolicyExecution {
     pub(super) max_iterations: Option<u32>,
     pub(super) diag: LoopDiagnostics,
     pub(super) signatures: HashMap<Signature, SignatureState>,
-    pub(super) calls: HashMap<CallKey, CallState>,
+    pub(super) calls: HashMap<CallKey, TrackedCall>,
     pub(super) outstanding: usize,
     pub(super) failure_identities: HashSet<(String, Option<Fingerprint>, Option<FailureKind>)>,
     pub(super) observations: VecDeque<Observation>,

@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use tokio_util::sync::DropGuard;
 use verdict_providers::{
     CallContext, EventStream, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent,
 };
@@ -12,6 +13,7 @@ use verdict_providers::{
 use super::Agent;
 use super::lease::Lease;
 use super::options::RunOptions;
+use crate::cancel::provider_token;
 use crate::error::AgentError;
 
 impl Agent {
@@ -25,8 +27,9 @@ impl Agent {
     ) -> Result<DirectStream, AgentError> {
         let lease = Lease::take(&self.inner.lease)?;
         let request = self.direct_request(input.into());
+        let (cancel, provider_cancel) = provider_token(&options.cancel);
         let ctx = CallContext {
-            cancel: options.cancel.clone(),
+            cancel,
             on_attempt: options.budget.as_ref().map(|b| b.hook()),
         };
         let events = self
@@ -37,6 +40,7 @@ impl Agent {
             .map_err(AgentError::from)?;
         Ok(DirectStream {
             events,
+            _provider_cancel: provider_cancel,
             _lease: lease,
         })
     }
@@ -70,8 +74,9 @@ impl Agent {
         let _lease = Lease::take(&self.inner.lease)?;
         let inner = &self.inner;
         let request = self.direct_request(input.into());
+        let (cancel, _provider_cancel) = provider_token(&options.cancel);
         let ctx = CallContext {
-            cancel: options.cancel.clone(),
+            cancel,
             on_attempt: options.budget.as_ref().map(|b| b.hook()),
         };
         let response = inner
@@ -92,6 +97,7 @@ impl Agent {
 /// execution lease until dropped.
 pub struct DirectStream {
     events: EventStream,
+    _provider_cancel: DropGuard,
     _lease: Lease,
 }
 

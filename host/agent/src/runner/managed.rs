@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use tokio_util::sync::CancellationToken;
 use verdict_policy::{
     Admission, BatchDecision, CancelHandle, CheckContext, CheckDecision, CheckFuture, CheckKind,
     CheckRequest, CheckView, CheckerError, Decision, ExecutionIdentity, FinalDecision,
@@ -48,7 +47,7 @@ pub(crate) struct Identity {
 
 /// One managed policy execution.
 pub(crate) struct Managed {
-    exec: PolicyExecution,
+    policy_exec: PolicyExecution,
     /// The checkers the execution runs (the engine knows their identities).
     checkers: Checkers,
     host: Arc<dyn HostContext>,
@@ -63,14 +62,14 @@ pub(crate) struct Managed {
 }
 
 /// A checker's answer.
-enum Answer {
+enum CheckerAnswer {
     Verdict(Result<Verdict, CheckerError>),
     Key(Result<String, CheckerError>),
 }
 
 impl Managed {
     pub(crate) fn new(
-        exec: PolicyExecution,
+        policy_exec: PolicyExecution,
         checkers: Checkers,
         host: Arc<dyn HostContext>,
         identity: Identity,
@@ -78,7 +77,7 @@ impl Managed {
         slot: DiagnosticsSlot,
     ) -> Self {
         let managed = Self {
-            exec,
+            policy_exec,
             checkers,
             host,
             identity,
@@ -93,13 +92,13 @@ impl Managed {
 
     /// A detached snapshot of the diagnostics.
     pub(crate) fn diagnostics(&self) -> LoopDiagnostics {
-        self.exec.diagnostics()
+        self.policy_exec.diagnostics()
     }
 
     /// Copies the diagnostics into the agent's slot.
     fn publish(&self) {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        *slot = Some(self.exec.diagnostics());
+        *slot = Some(self.policy_exec.diagnostics());
     }
 
     /// The view now: the host's scope and task generation, the identity of
@@ -123,7 +122,7 @@ impl Managed {
 
     /// Before a model call.
     pub(crate) fn begin_turn(&mut self) -> TurnDecision {
-        let turn = self.exec.begin_turn();
+        let turn = self.policy_exec.begin_turn();
         self.publish();
         turn
     }
@@ -134,7 +133,7 @@ impl Managed {
     pub(crate) fn admit(&mut self, call: &ToolCall, effect: verdict_policy::Effect) -> Admission {
         self.sequences += 1;
         let sequence = self.sequences;
-        let admission = self.exec.admit(&ToolCallRequest {
+        let admission = self.policy_exec.admit(&ToolCallRequest {
             sequence,
             call_id: &call.id,
             tool_name: &call.name,
@@ -166,7 +165,7 @@ impl Managed {
             Some(_) => None,
             None => settled.value(),
         };
-        let decision = self.exec.observe(sequence, Some(outcome), value);
+        let decision = self.policy_exec.observe(sequence, Some(outcome), value);
         self.publish();
         decision
     }
@@ -174,7 +173,7 @@ impl Managed {
     /// Before an import: the stop that leaves the delivery (and those after
     /// it) queued, when the execution ended or reached a tracking bound.
     pub(crate) fn before_import(&mut self) -> Option<StopReason> {
-        let stop = self.exec.before_import();
+        let stop = self.policy_exec.before_import();
         self.publish();
         stop
     }
@@ -183,7 +182,7 @@ impl Managed {
     pub(crate) fn import(&mut self, delivery: &AsyncDelivery) -> Decision {
         let (sequence, key) = self.key(delivery);
         let decision = self
-            .exec
+            .policy_exec
             .import_delivery(&delivery.as_policy(sequence, &key));
         self.publish();
         decision
@@ -192,7 +191,7 @@ impl Managed {
     /// Registers an async result still awaited (outstanding until imported).
     pub(crate) fn expect(&mut self, delivery: &AsyncDelivery) {
         let (sequence, key) = self.key(delivery);
-        self.exec
+        self.policy_exec
             .expect_delivery(&delivery.as_policy(sequence, &key));
         self.publish();
     }
@@ -202,7 +201,7 @@ impl Managed {
     /// another execution by the delivery identity (origin execution and
     /// call id), so a reused provider id is never taken for one of ours.
     fn key(&self, delivery: &AsyncDelivery) -> (Option<u64>, String) {
-        if delivery.execution_id.as_deref() == Some(self.exec.execution_id())
+        if delivery.execution_id.as_deref() == Some(self.policy_exec.execution_id())
             && let Some(&sequence) = self.admitted.get(&delivery.call_id)
         {
             return (Some(sequence), delivery.call_id.clone());
@@ -211,9 +210,9 @@ impl Managed {
     }
 
     /// After a tool batch: samples the progress key when configured.
-    pub(crate) async fn after_batch(&mut self, cancel: &CancellationToken) -> Option<StopReason> {
+    pub(crate) async fn after_batch(&mut self, cancel: &CancelHandle) -> Option<StopReason> {
         let view = self.view(CheckKind::Progress);
-        let decision = match self.exec.after_batch(&view, self.host.task_state()) {
+        let decision = match self.policy_exec.after_batch(&view, self.host.task_state()) {
             BatchDecision::Continue => CheckDecision::Continue,
             BatchDecision::Stop { reason } => CheckDecision::Stop { reason },
             BatchDecision::SampleProgress(request) => self.settle(request, view, cancel).await,
@@ -229,23 +228,24 @@ impl Managed {
     pub(crate) async fn final_candidate(
         &mut self,
         output: &str,
-        cancel: &CancellationToken,
+        cancel: &CancelHandle,
     ) -> Judgement {
         let view = self.view(CheckKind::Completion);
-        let judgement = match self
-            .exec
-            .final_candidate(output, &view, self.host.task_state())
-        {
-            FinalDecision::Answer => Judgement::Accept,
-            FinalDecision::Stop { reason } => Judgement::Stop(reason),
-            FinalDecision::Check(request) => match self.settle(request, view, cancel).await {
-                CheckDecision::Complete => Judgement::Accept,
-                CheckDecision::Stop { reason } => Judgement::Stop(reason),
-                CheckDecision::Continue | CheckDecision::Ignored | CheckDecision::Restart(_) => {
-                    Judgement::Continue
-                }
-            },
-        };
+        let judgement =
+            match self
+                .policy_exec
+                .final_candidate(output, &view, self.host.task_state())
+            {
+                FinalDecision::Answer => Judgement::Accept,
+                FinalDecision::Stop { reason } => Judgement::Stop(reason),
+                FinalDecision::Check(request) => match self.settle(request, view, cancel).await {
+                    CheckDecision::Complete => Judgement::Accept,
+                    CheckDecision::Stop { reason } => Judgement::Stop(reason),
+                    CheckDecision::Continue
+                    | CheckDecision::Ignored
+                    | CheckDecision::Restart(_) => Judgement::Continue,
+                },
+            };
         self.publish();
         judgement
     }
@@ -256,7 +256,7 @@ impl Managed {
         &mut self,
         mut request: CheckRequest,
         mut requested_under: CheckView,
-        cancel: &CancellationToken,
+        cancel: &CancelHandle,
     ) -> CheckDecision {
         let mut restarts = 0;
         loop {
@@ -265,7 +265,7 @@ impl Managed {
                 // The run was cancelled: the check is withdrawn, not a
                 // checker error; the run ends on its cancellation path with
                 // the diagnostics as they were.
-                self.exec.cancel_check(request.ticket);
+                self.policy_exec.cancel_check(request.ticket);
                 return CheckDecision::Ignored;
             };
             let view = if restarts < MAX_SCOPE_RESTARTS {
@@ -281,10 +281,13 @@ impl Managed {
                 failed(kind, "the host scope kept changing during the check")
             };
             let decision = match answer {
-                Answer::Verdict(result) => {
-                    self.exec.completion_verdict(request.ticket, &view, result)
+                CheckerAnswer::Verdict(result) => {
+                    self.policy_exec
+                        .completion_verdict(request.ticket, &view, result)
                 }
-                Answer::Key(result) => self.exec.progress_key(request.ticket, &view, result),
+                CheckerAnswer::Key(result) => {
+                    self.policy_exec.progress_key(request.ticket, &view, result)
+                }
             };
             match decision {
                 CheckDecision::Restart(next) => {
@@ -303,8 +306,8 @@ impl Managed {
     async fn run_checker(
         &self,
         request: &CheckRequest,
-        cancel: &CancellationToken,
-    ) -> Option<Answer> {
+        cancel: &CancelHandle,
+    ) -> Option<CheckerAnswer> {
         let kind = request.ticket.kind;
         let packet = &request.packet;
         let deadline = Instant::now() + self.checker_timeout;
@@ -314,13 +317,13 @@ impl Managed {
             .with_cancel(signal.clone());
         Some(match kind {
             CheckKind::Completion => match &self.checkers.completion {
-                Some(checker) => Answer::Verdict(
+                Some(checker) => CheckerAnswer::Verdict(
                     drive(checker.check(packet, &ctx), deadline, &signal, cancel).await?,
                 ),
                 None => failed(kind, "no completion checker"),
             },
             CheckKind::Progress => match &self.checkers.progress {
-                Some(checker) => Answer::Key(
+                Some(checker) => CheckerAnswer::Key(
                     drive(
                         checker.progress_key(packet, &ctx),
                         deadline,
@@ -350,7 +353,7 @@ async fn drive<T>(
     call: CheckFuture<'_, T>,
     deadline: Instant,
     signal: &CancelHandle,
-    cancel: &CancellationToken,
+    cancel: &CancelHandle,
 ) -> Option<Result<T, CheckerError>> {
     let mut call = AssertUnwindSafe(call).catch_unwind();
     let answered = tokio::select! {
@@ -382,13 +385,13 @@ async fn drive<T>(
     })
 }
 
-fn error(kind: CheckKind, error: CheckerError) -> Answer {
+fn error(kind: CheckKind, error: CheckerError) -> CheckerAnswer {
     match kind {
-        CheckKind::Completion => Answer::Verdict(Err(error)),
-        CheckKind::Progress => Answer::Key(Err(error)),
+        CheckKind::Completion => CheckerAnswer::Verdict(Err(error)),
+        CheckKind::Progress => CheckerAnswer::Key(Err(error)),
     }
 }
 
-fn failed(kind: CheckKind, message: &str) -> Answer {
+fn failed(kind: CheckKind, message: &str) -> CheckerAnswer {
     error(kind, CheckerError::Failed(message.to_owned()))
 }

@@ -6,19 +6,22 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
-use verdict_policy::LoopPolicy;
+use verdict_policy::{CancelHandle, LoopPolicy};
 
 use crate::checkers::Checkers;
 use verdict_providers::{AttemptHook, AttemptRefusal, OutputSchema, ProviderError};
 
-/// The policy of one run.
+/// The policy of one run. The choice is about the policy only: the checkers
+/// are the agent's unless the run brings its own
+/// ([`RunOptions::with_checkers`]).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub enum PolicyChoice {
     /// Use the agent's default policy (none if it has none).
     #[default]
     Inherit,
-    /// Use this policy instead of the agent's.
+    /// Use this policy instead of the agent's, **with the agent's
+    /// checkers** unless [`RunOptions::checkers`] is set.
     Replace(LoopPolicy),
     /// Run without a policy, even if the agent has one.
     Disabled,
@@ -88,7 +91,7 @@ pub struct RunOptions {
     /// The model-call budget, when the run has one.
     pub budget: Option<CallBudget>,
     /// Cancelling it ends the run with [`crate::AgentError::Cancelled`].
-    pub cancel: CancellationToken,
+    pub cancel: CancelHandle,
     /// The deadline of each completion or progress check, from its start
     /// (passed to the checker in its [`verdict_policy::CheckContext`]). A
     /// wasm verifier's call also ends at its tenant's `timeout_ms`: the
@@ -109,7 +112,7 @@ impl Default for RunOptions {
             policy: PolicyChoice::Inherit,
             checkers: None,
             budget: None,
-            cancel: CancellationToken::new(),
+            cancel: CancelHandle::new(),
             checker_timeout: DEFAULT_CHECKER_TIMEOUT,
             output_schema: None,
         }
@@ -118,6 +121,10 @@ impl Default for RunOptions {
 
 impl RunOptions {
     /// Replace the agent's policy for this run.
+    ///
+    /// **The agent's checkers stay**: a replacement policy brings no
+    /// checkers of its own. To run other checkers (or none) under it, add
+    /// [`RunOptions::with_checkers`] (`Checkers::new()` for none).
     pub fn with_policy(mut self, policy: LoopPolicy) -> Self {
         self.policy = PolicyChoice::Replace(policy);
         self
@@ -141,8 +148,10 @@ impl RunOptions {
         self
     }
 
-    /// Cancel the run with `cancel`.
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+    /// Cancel the run with `cancel` (the same [`CancelHandle`] a checker's
+    /// context carries; keep a clone and call
+    /// [`CancelHandle::cancel`]).
+    pub fn with_cancel(mut self, cancel: CancelHandle) -> Self {
         self.cancel = cancel;
         self
     }

@@ -47,8 +47,8 @@ pub fn write_line(args: fmt::Arguments<'_>) -> Result<(), OutputError> {
 /// panicking.
 #[macro_export]
 macro_rules! outln {
-    () => { $crate::output::write_line(format_args!("")) };
-    ($($arg:tt)*) => { $crate::output::write_line(format_args!($($arg)*)) };
+    () => { $crate::stdout::write_line(format_args!("")) };
+    ($($arg:tt)*) => { $crate::stdout::write_line(format_args!($($arg)*)) };
 }
 
 /// Writes one line to stderr; a failure is ignored (there is nowhere left

@@ -3,9 +3,9 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::cancel::CancelOnDrop;
 use futures::Stream;
 use tokio::sync::mpsc::{Receiver, channel};
-use tokio_util::sync::DropGuard;
 
 use super::Agent;
 use super::events::{AgentEvent, EVENTS_AHEAD, Events};
@@ -26,7 +26,7 @@ use super::options::RunOptions;
 pub struct AgentStream {
     // Declared first, so dropped first: the run is cancelled before the
     // channel closes and a waiting send returns.
-    _cancel_on_drop: Option<DropGuard>,
+    _cancel_on_drop: Option<CancelOnDrop>,
     events: Receiver<AgentEvent>,
 }
 
@@ -60,7 +60,7 @@ impl Agent {
                 };
             }
         };
-        let cancel = options.cancel.child_token();
+        let cancel = options.cancel.child();
         let options = RunOptions {
             cancel: cancel.clone(),
             ..options
@@ -80,7 +80,7 @@ impl Agent {
         });
         AgentStream {
             events,
-            _cancel_on_drop: Some(cancel.drop_guard()),
+            _cancel_on_drop: Some(CancelOnDrop(cancel)),
         }
     }
 }

@@ -1,14 +1,14 @@
 //! A run's exit code, its JSON result and its text summary, from the
 //! agent's one classification of it ([`RunOutcome`]).
 
-use crate::checker::CheckerTotals;
 use crate::exit::Exit;
 use serde_json::{Value, json};
-use verdict_agent::{
+use verdict::CheckerTotals;
+use verdict::Usage;
+use verdict::{
     AgentError, AgentResponse, RunError, RunOutcome, RunStatus, SettledCall, ToolOutcome,
 };
-use verdict_policy::{LoopDiagnostics, Phase, StopReason};
-use verdict_providers::Usage;
+use verdict::{LoopDiagnostics, Phase, StopReason};
 
 /// The outcome's name in JSON and summaries.
 pub fn name(outcome: RunOutcome) -> &'static str {

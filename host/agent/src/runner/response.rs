@@ -145,6 +145,14 @@ pub struct SuspendedRun {
 /// [`crate::Agent::continue_with_async_results`]) failed, with what had
 /// settled by then. Compares equal to its [`AgentError`]
 /// (`assert_eq!(error, AgentError::Cancelled)`).
+///
+/// The agent's errors follow one rule: a method that starts a managed
+/// execution returns `RunError`, because a failed execution has settled
+/// something worth reporting (writes that ran, usage, diagnostics); a
+/// method that settles nothing ([`crate::Agent::run_direct`],
+/// [`crate::Agent::stream_direct`], [`crate::Agent::load_conversation`],
+/// [`crate::Agent::clear_conversation`]) returns the bare [`AgentError`].
+/// The two convert both ways, so `?` works across them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunError {
     /// Why it failed.
@@ -180,6 +188,14 @@ impl From<AgentError> for RunError {
             error,
             settled: None,
         }
+    }
+}
+
+/// The reason alone ([`RunError::into_error`]), so `?` works in a function
+/// returning [`AgentError`].
+impl From<RunError> for AgentError {
+    fn from(error: RunError) -> Self {
+        error.error
     }
 }
 

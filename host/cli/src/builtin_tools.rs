@@ -9,8 +9,8 @@ use crate::config::ToolName;
 use crate::files::read::Why;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use verdict_agent::{Tool, ToolError};
-use verdict_policy::Effect;
+use verdict::Effect;
+use verdict::{Tool, ToolError};
 
 /// Largest artifact read or written, in bytes.
 pub const MAX_ARTIFACT_BYTES: u64 = 1024 * 1024;
@@ -149,7 +149,7 @@ impl Workspace {
     }
 
     /// The built-in tool `name` over this workspace.
-    pub fn tool(&self, name: ToolName) -> Result<Tool, verdict_agent::ToolDefinitionError> {
+    pub fn tool(&self, name: ToolName) -> Result<Tool, verdict::ToolDefinitionError> {
         let ws = self.clone();
         let tool = match name {
             ToolName::ReadArtifact => Tool::new(

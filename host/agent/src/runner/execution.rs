@@ -7,6 +7,7 @@
 //! settled to the agent and turns it into the run's result.
 
 use futures::StreamExt;
+use tokio_util::sync::DropGuard;
 use verdict_policy::{PolicyExecution, StopReason};
 use verdict_providers::{
     CallContext, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, ToolDefinition,
@@ -21,6 +22,7 @@ use super::options::{PolicyChoice, RunOptions};
 use super::response::{AgentResponse, RunError, RunStatus, SettledRun, SuspendedRun};
 use super::routing::{Binding, RouteDiagnostics};
 use super::structured::structured;
+use crate::cancel::provider_token;
 use crate::error::AgentError;
 use crate::tools::SettledCall;
 
@@ -50,7 +52,7 @@ impl Mode {
 }
 
 /// What an execution accumulates (what its response or error reports).
-pub(super) struct Progress {
+pub(super) struct Accumulated {
     pub(super) messages: Vec<Message>,
     pub(super) tool_calls: Vec<SettledCall>,
     pub(super) usage: Usage,
@@ -63,7 +65,7 @@ pub(super) struct Progress {
     pub(super) call_ids: CallIds,
 }
 
-impl Progress {
+impl Accumulated {
     /// Adds one model call's token usage.
     pub(super) fn add_usage(&mut self, call: &Usage) {
         add_usage(&mut self.usage, call);
@@ -106,11 +108,13 @@ pub(super) struct Execution<'a> {
     pub(super) binding: Binding,
     /// Cancellation and the call budget of every model call.
     pub(super) ctx: CallContext,
+    /// Ends the watch that cancels `ctx`'s token with the run's handle.
+    pub(super) _provider_cancel: DropGuard,
     /// The compiled output schema, when the run requires one.
     pub(super) schema: Option<jsonschema::Validator>,
     /// The policy execution, when the run has a policy.
     pub(super) managed: Option<Managed>,
-    pub(super) progress: Progress,
+    pub(super) progress: Accumulated,
     /// The tool definitions offered to the model, made once per execution
     /// (lent to each request with the conversation).
     pub(super) tools: Vec<ToolDefinition>,
@@ -158,7 +162,7 @@ impl<'a> Execution<'a> {
                     .checkers
                     .clone()
                     .unwrap_or_else(|| inner.checkers.clone());
-                let exec = PolicyExecution::start(
+                let policy_exec = PolicyExecution::start(
                     policy,
                     &checkers.identities(),
                     execution_id.clone(),
@@ -170,7 +174,7 @@ impl<'a> Execution<'a> {
                     conversation: format!("{}-conversation-{generation}", inner.id),
                 };
                 Some(Managed::new(
-                    exec,
+                    policy_exec,
                     checkers,
                     inner.host.clone(),
                     identity,
@@ -183,11 +187,12 @@ impl<'a> Execution<'a> {
                 None
             }
         };
+        let (cancel, provider_cancel) = provider_token(&options.cancel);
         let ctx = CallContext {
-            cancel: options.cancel.clone(),
+            cancel,
             on_attempt: options.budget.as_ref().map(|b| b.hook()),
         };
-        let mut progress = Progress {
+        let mut progress = Accumulated {
             messages,
             tool_calls: Vec::new(),
             usage: Usage::default(),
@@ -205,6 +210,7 @@ impl<'a> Execution<'a> {
             events,
             binding,
             ctx,
+            _provider_cancel: provider_cancel,
             schema,
             managed,
             progress,

@@ -15,8 +15,7 @@
 //! protocol stays whole.
 
 use futures::future::join_all;
-use tokio_util::sync::CancellationToken;
-use verdict_policy::{Admission, Decision, Effect, Fingerprint, StopReason};
+use verdict_policy::{Admission, CancelHandle, Decision, Effect, Fingerprint, StopReason};
 use verdict_providers::ToolCall;
 
 use super::events::{AgentEvent, Events};
@@ -53,7 +52,7 @@ pub(crate) async fn run_batch(
     tools: &ToolManager,
     calls: &[ToolCall],
     mut managed: Option<&mut Managed>,
-    cancel: &CancellationToken,
+    cancel: &CancelHandle,
     events: &Events,
 ) -> Batch {
     let prepared: Vec<Prepared> = calls.iter().map(|c| tools.prepare(c)).collect();

@@ -109,7 +109,9 @@ impl AgentBuilder {
     }
 
     /// The default checkers of every run with a policy (a run may bring
-    /// its own: [`crate::RunOptions::with_checkers`]).
+    /// its own: [`crate::RunOptions::with_checkers`]). Checkers run only
+    /// under a loop policy: building without [`AgentBuilder::loop_policy`]
+    /// is [`BuildError::CheckersWithoutPolicy`].
     pub fn checkers(mut self, checkers: Checkers) -> Self {
         self.checkers = checkers;
         self
@@ -165,8 +167,14 @@ impl AgentBuilder {
         if max_iterations == 0 {
             return Err(BuildError::ZeroIterations);
         }
-        if let Some(policy) = &self.policy {
-            policy.validate()?;
+        match &self.policy {
+            Some(policy) => policy.validate()?,
+            // Checkers run only under a policy: without one they would be
+            // silently unused.
+            None if self.checkers.completion.is_some() || self.checkers.progress.is_some() => {
+                return Err(BuildError::CheckersWithoutPolicy);
+            }
+            None => {}
         }
         let mut tools = ToolManager::new();
         for tool in self.tools {
