@@ -469,6 +469,10 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         epoch_tick: config.epoch_tick,
         fuel_yield_interval: config.fuel_yield_interval.max(1),
         load,
+        compiler: match tier {
+            Tier::Cranelift => census::Compiler::Cranelift,
+            Tier::Winch => census::Compiler::Winch,
+        },
         timers,
         cache,
         packed_packets: config.packed_packets,
@@ -491,7 +495,11 @@ pub(crate) fn compile(
         {
             return Ok((component, LoadSource::Cache));
         }
-        census::check(bytes, &shared.load, census::Scope::CompileCost)?;
+        census::check(
+            bytes,
+            &shared.load,
+            census::Scope::CompileCost(shared.compiler),
+        )?;
         let started = Instant::now();
         let component =
             Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
