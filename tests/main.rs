@@ -8,6 +8,7 @@ mod guests_built;
 mod guests_lean;
 mod sandbox_answer_copy;
 mod sandbox_cache_index;
+mod sandbox_compile_child;
 mod sandbox_hostile;
 mod sandbox_hostile_abi;
 mod sandbox_hostile_calls;

@@ -223,8 +223,14 @@ impl CompileCache {
     /// are ever mapped.
     pub(crate) fn store(&self, digest: &str, component: &Component) -> io::Result<()> {
         let bytes = component.serialize().map_err(io::Error::other)?;
-        let sum = XxHash3_128::oneshot(&bytes);
-        write_atomic(&self.dir, &format!("{digest}.cwasm"), &[&bytes])?;
+        self.store_bytes(digest, &bytes)
+    }
+
+    /// [`CompileCache::store`] of a component already serialized: a compile
+    /// child's output that this host's engine deserialized.
+    pub(crate) fn store_bytes(&self, digest: &str, bytes: &[u8]) -> io::Result<()> {
+        let sum = XxHash3_128::oneshot(bytes);
+        write_atomic(&self.dir, &format!("{digest}.cwasm"), &[bytes])?;
         self.write_sum(digest, sum, None)
     }
 

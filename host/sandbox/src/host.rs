@@ -15,6 +15,7 @@
 
 use crate::cache::CompileCache;
 use crate::census::{self, Footprint};
+use crate::compile_child::{self, CompileIn};
 use crate::component::{self, WasmKind};
 use crate::content::ContentKeys;
 use crate::error::LoadError;
@@ -49,7 +50,7 @@ pub enum CompilerChoice {
 
 /// A compiler tier: which `wasmtime::Strategy` an engine uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tier {
+pub(crate) enum Tier {
     Cranelift,
     Winch,
 }
@@ -138,6 +139,11 @@ pub struct HostConfig {
     /// hashing them with BLAKE3 (40 µs). Components larger than a quarter of
     /// this are not copied. Default 16 MiB; 0 keeps none.
     pub content_memo_bytes: u64,
+    /// Where components are compiled: in this process (the default), or in
+    /// a child process bounded in memory and time, whose output is
+    /// deserialized here (and cached). A compile that overruns a bound is
+    /// refused with [`LoadError::CompileBound`] naming it.
+    pub compile_in: CompileIn,
 }
 
 impl Default for HostConfig {
@@ -156,6 +162,7 @@ impl Default for HostConfig {
             packed_packets: true,
             prompt_wakeups: true,
             content_memo_bytes: 16 * 1024 * 1024,
+            compile_in: CompileIn::Process,
         }
     }
 }
@@ -408,8 +415,9 @@ impl VerifierHost {
     }
 }
 
-/// Starts a tier: its engine, linker, epoch ticker and cache directory.
-fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
+/// The engine settings of a tier, but for the instance allocator (which
+/// compiled code does not depend on): what a compile child uses too.
+pub(crate) fn engine_config(tier: Tier) -> Config {
     let mut cfg = Config::new();
     cfg.wasm_component_model(true)
         .consume_fuel(true)
@@ -418,6 +426,12 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         Tier::Cranelift => cfg.strategy(Strategy::Cranelift),
         Tier::Winch => cfg.strategy(Strategy::Winch),
     };
+    cfg
+}
+
+/// Starts a tier: its engine, linker, epoch ticker and cache directory.
+fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
+    let mut cfg = engine_config(tier);
     if config.pooling {
         let load = &config.load;
         let mut pool = wasmtime::PoolingAllocationConfig::default();
@@ -469,6 +483,8 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         epoch_tick: config.epoch_tick,
         fuel_yield_interval: config.fuel_yield_interval.max(1),
         load,
+        tier,
+        compile_in: config.compile_in.clone(),
         compiler: match tier {
             Tier::Cranelift => census::Compiler::Cranelift,
             Tier::Winch => census::Compiler::Winch,
@@ -501,8 +517,32 @@ pub(crate) fn compile(
             census::Scope::CompileCost(shared.compiler),
         )?;
         let started = Instant::now();
-        let component =
-            Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
+        let component = match &shared.compile_in {
+            CompileIn::Process => {
+                Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?
+            }
+            CompileIn::Child(child) => {
+                let artifact = compile_child::compile(child, shared.tier, bytes)?;
+                // SAFETY: `artifact` is what the compile child this call
+                // started (and waited for) wrote on its own pipe for these
+                // very bytes: wasmtime's serialization of a component it
+                // compiled, held in memory since. wasmtime checks its header
+                // (version, engine settings) and refuses one compiled with
+                // other settings.
+                #[allow(unsafe_code)]
+                let loaded = unsafe { Component::deserialize(engine, &artifact) };
+                let component = loaded.map_err(|e| {
+                    LoadError::Link(format!("the compile child's output does not load: {e}"))
+                })?;
+                if let Some(cache) = &shared.cache
+                    && let Err(err) = cache.store_bytes(digest, &artifact)
+                {
+                    tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
+                }
+                tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier in a child");
+                return Ok((component, LoadSource::Compiled));
+            }
+        };
         tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier");
         if let Some(cache) = &shared.cache
             && let Err(err) = cache.store(digest, &component)
