@@ -99,7 +99,7 @@ impl Limits {
 ///
 /// An estimate misses some shape sooner or later: a host can also compile
 /// in a child process bounded in memory and time (see
-/// `HostConfig::compile_in`).
+/// [`HostConfig::compile_in`](crate::HostConfig::compile_in)).
 ///
 /// [`LoadError::OverLimit`]: crate::LoadError::OverLimit
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
