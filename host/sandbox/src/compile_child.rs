@@ -208,7 +208,9 @@ pub(crate) fn compile(
     let Some(status) = status else {
         let _ = process.kill();
         let _ = process.wait();
-        let _ = (writer.join(), reader.join(), errors.join());
+        // The pipe threads end as the pipes close; not waited for, in case
+        // something the child started holds them open.
+        drop((writer, reader, errors));
         return Err(LoadError::CompileBound {
             bound: "compile_timeout_ms",
             max: u64::try_from(child.timeout.as_millis()).unwrap_or(u64::MAX),
