@@ -8,7 +8,7 @@ use verdict_sandbox::{HostConfig, LoadError, LoadLimits, VerifierHost};
 use verdict_test_support::core_guest::{self, func_body};
 
 const I64: u8 = 0x7e;
-const F64: u8 = 0x7d;
+const F64: u8 = 0x7c;
 
 /// A host without a cache: every admitted load compiles.
 fn fresh_host() -> VerifierHost {
