@@ -1,6 +1,6 @@
 //! Compiling in a child process (`CompileIn::Child`): what it compiles
-//! loads and checks as an in-process compile does, from the pipe or the
-//! compile cache; a compile over the child's memory or past its deadline is
+//! loads and checks as an in-process compile does, through memory (no
+//! cache) or through a new file that becomes the compile cache's entry; a compile over the child's memory or past its deadline is
 //! refused naming the bound; output compiled with other engine settings is
 //! refused, not cached.
 
@@ -28,6 +28,20 @@ fn host_with(child: ChildCompiler, cache_dir: Option<std::path::PathBuf>) -> Ver
         ..HostConfig::default()
     })
     .unwrap()
+}
+
+/// Temporary files left anywhere under `dir`.
+fn leftovers(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(leftovers(&path));
+        } else if path.to_string_lossy().ends_with(".tmp") {
+            found.push(path);
+        }
+    }
+    found
 }
 
 fn sample() -> Vec<u8> {
@@ -131,13 +145,18 @@ fn a_compile_past_the_childs_deadline_is_killed_and_refused() {
         timeout: Duration::from_millis(300),
         ..ChildCompiler::new("/bin/sleep", vec!["600".into()])
     };
+    let cache = tempfile::tempdir().unwrap();
     assert_eq!(
-        host_with(stuck, None).load_bytes(&sample()).unwrap_err(),
+        host_with(stuck, Some(cache.path().to_owned()))
+            .load_bytes(&sample())
+            .unwrap_err(),
         LoadError::CompileBound {
             bound: "compile_timeout_ms",
             max: 300
         }
     );
+    // The file its output was to go to is gone.
+    assert_eq!(leftovers(cache.path()), Vec::<std::path::PathBuf>::new());
 }
 
 #[test]
@@ -156,6 +175,7 @@ fn output_compiled_with_other_settings_is_refused_and_not_cached() {
         host.load_bytes(&sample()),
         Err(LoadError::Link(_))
     ));
+    assert_eq!(leftovers(cache.path()), Vec::<std::path::PathBuf>::new());
     // Nothing was cached: a host with the right child compiles it again.
     let (_, source) = host_with(child(), Some(cache.path().to_owned()))
         .load_bytes(&sample())

@@ -23,9 +23,9 @@
 //!
 //! Each row is loaded twice: compiled in the host's process (the library
 //! default), and in a compile child (`CompileIn::Child`, the CLI's default:
-//! this binary re-executed, with the default `ChildCompiler` bounds), where
-//! the host's extra memory and the child's peak resident set are shown
-//! apart.
+//! this binary re-executed, with the default `ChildCompiler` bounds, and a
+//! fresh compile cache as the CLI has), where the host's extra memory and
+//! the child's peak resident set are shown apart.
 //!
 //! Target (issues 12, 31): every admitted input loads in at most 5 s and
 //! 256 MiB.
@@ -63,15 +63,22 @@ fn status_kib(field: &str) -> u64 {
 /// compile_child_kib outcome`.
 fn child_main(path: &str) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{e}"));
-    let compile_in = if std::env::var_os(COMPILE_CHILD_ENV).is_some() {
+    // With a compile child, a fresh compile cache too (as the CLI has):
+    // the child's output goes to a file there, not through memory.
+    let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (compile_in, cache_dir) = if std::env::var_os(COMPILE_CHILD_ENV).is_some() {
         let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
-        CompileIn::Child(ChildCompiler::new(exe, vec![COMPILE_CHILD_ARG.into()]))
+        (
+            CompileIn::Child(ChildCompiler::new(exe, vec![COMPILE_CHILD_ARG.into()])),
+            Some(cache.path().to_owned()),
+        )
     } else {
-        CompileIn::Process
+        (CompileIn::Process, None)
     };
     let host = VerifierHost::new(HostConfig {
         pooling: false,
         compile_in,
+        cache_dir,
         ..HostConfig::default()
     })
     .unwrap_or_else(|e| panic!("{e}"));

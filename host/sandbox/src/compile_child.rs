@@ -7,8 +7,10 @@
 //! kills it at a deadline. The child reads the component on its standard
 //! input and writes wasmtime's serialized artifact on its standard output;
 //! the parent deserializes only that output, read from the pipe of the
-//! process it started for this load (and then stores it in its compile
-//! cache). `RLIMIT_DATA` rather than `RLIMIT_AS`: the address space also
+//! process it started for this load: with a compile cache, copied into a
+//! new file of the cache's private directory, mapped from there and then
+//! renamed into place as the entry (the parent never holds the artifact in
+//! memory); without one, through memory. `RLIMIT_DATA` rather than `RLIMIT_AS`: the address space also
 //! counts reservations nobody touches (glibc reserves 64 MiB per thread's
 //! malloc arena), so it fails ordinary compiles long before memory is used.
 //!
@@ -136,16 +138,68 @@ pub fn compile_child_main() -> ExitCode {
     }
 }
 
+/// Where a compile child's output goes.
+pub(crate) enum Sink {
+    /// Into memory.
+    Memory,
+    /// Into this file (a new one in the private compile cache), hashed on
+    /// the way for the cache's checksum.
+    File(std::fs::File),
+}
+
+/// A compile child's output.
+pub(crate) enum Artifact {
+    /// Held in memory.
+    Memory(Vec<u8>),
+    /// Written to the [`Sink::File`], with its XXH3-128 checksum.
+    File {
+        /// The checksum of what was written.
+        sum: u128,
+    },
+}
+
+/// Copies at most `most` bytes of `from` into `sink`.
+fn drain(from: impl Read, most: u64, sink: Sink) -> std::io::Result<Artifact> {
+    let mut from = from.take(most);
+    match sink {
+        Sink::Memory => {
+            let mut out = Vec::new();
+            from.read_to_end(&mut out)?;
+            Ok(Artifact::Memory(out))
+        }
+        Sink::File(mut file) => {
+            let mut hasher = twox_hash::XxHash3_128::new();
+            let mut buffer = vec![0u8; 64 * 1024];
+            loop {
+                let n = match from.read(&mut buffer) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                let chunk = buffer.get(..n).unwrap_or_default();
+                hasher.write(chunk);
+                file.write_all(chunk)?;
+            }
+            file.flush()?;
+            Ok(Artifact::File {
+                sum: hasher.finish_128(),
+            })
+        }
+    }
+}
+
 /// The most of a child's stderr kept (for a refusal's message).
 const STDERR_KEPT: u64 = 4096;
 
 /// Compiles `bytes` for `tier` in a child started as `child` says: the
-/// serialized artifact, or why not.
+/// serialized artifact (in memory or written to `sink`), or why not.
 pub(crate) fn compile(
     child: &ChildCompiler,
     tier: crate::host::Tier,
     bytes: &[u8],
-) -> Result<Vec<u8>, LoadError> {
+    sink: Sink,
+) -> Result<Artifact, LoadError> {
     let io = |what: &str, e: std::io::Error| {
         LoadError::Io(format!("the compile child: {what}: {}", e.kind()))
     };
@@ -185,10 +239,7 @@ pub(crate) fn compile(
     });
     // The artifact cannot be larger than the memory the child had.
     let most = child.memory_bytes;
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        stdout.take(most).read_to_end(&mut out).map(|_| out)
-    });
+    let reader = std::thread::spawn(move || drain(stdout, most, sink));
     let errors = std::thread::spawn(move || {
         let mut out = Vec::new();
         let _ = stderr.take(STDERR_KEPT).read_to_end(&mut out);

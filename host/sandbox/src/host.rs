@@ -522,23 +522,7 @@ pub(crate) fn compile(
                 Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?
             }
             CompileIn::Child(child) => {
-                let artifact = compile_child::compile(child, shared.tier, bytes)?;
-                // SAFETY: `artifact` is what the compile child this call
-                // started (and waited for) wrote on its own pipe for these
-                // very bytes: wasmtime's serialization of a component it
-                // compiled, held in memory since. wasmtime checks its header
-                // (version, engine settings) and refuses one compiled with
-                // other settings.
-                #[allow(unsafe_code)]
-                let loaded = unsafe { Component::deserialize(engine, &artifact) };
-                let component = loaded.map_err(|e| {
-                    LoadError::Link(format!("the compile child's output does not load: {e}"))
-                })?;
-                if let Some(cache) = &shared.cache
-                    && let Err(err) = cache.store_bytes(digest, &artifact)
-                {
-                    tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
-                }
+                let component = compile_in_child(shared, child, bytes, digest)?;
                 tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier in a child");
                 return Ok((component, LoadSource::Compiled));
             }
@@ -550,6 +534,76 @@ pub(crate) fn compile(
             tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
         }
         Ok((component, LoadSource::Compiled))
+    }
+}
+
+/// Compiles `bytes` in a compile child: with a compile cache, into a new
+/// file of the cache's private directory that becomes the entry once
+/// wasmtime loaded it (the host never holds the artifact in memory); else
+/// through memory.
+fn compile_in_child(
+    shared: &Shared,
+    child: &compile_child::ChildCompiler,
+    bytes: &[u8],
+    digest: &str,
+) -> Result<Component, LoadError> {
+    use compile_child::{Artifact, Sink};
+    let refused = |e: wasmtime::Error| {
+        LoadError::Link(format!("the compile child's output does not load: {e}"))
+    };
+    let engine = &shared.engine;
+    let temp = shared.cache.as_ref().and_then(|cache| {
+        cache
+            .create_temp(digest)
+            .inspect_err(|err| {
+                tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
+            })
+            .ok()
+            .map(|(path, file)| (cache, path, file))
+    });
+    let Some((cache, path, file)) = temp else {
+        let Artifact::Memory(artifact) =
+            compile_child::compile(child, shared.tier, bytes, Sink::Memory)?
+        else {
+            return Err(LoadError::Io("the compile child's output was lost".into()));
+        };
+        // SAFETY: `artifact` is what the compile child this call started
+        // (and waited for) wrote on its own pipe for these very bytes:
+        // wasmtime's serialization of a component it compiled, held in
+        // memory since. wasmtime checks its header (version, engine
+        // settings) and refuses one compiled with other settings.
+        #[allow(unsafe_code)]
+        let loaded = unsafe { Component::deserialize(engine, &artifact) };
+        return loaded.map_err(refused);
+    };
+    let outcome =
+        compile_child::compile(child, shared.tier, bytes, Sink::File(file)).and_then(|artifact| {
+            let Artifact::File { sum } = artifact else {
+                return Err(LoadError::Io("the compile child's output was lost".into()));
+            };
+            // SAFETY: the file at `path` was created new (never there
+            // before) in the compile cache's private (0700) directory by
+            // this call, and holds only what the compile child this call
+            // started (and waited for) wrote on its own pipe for these very
+            // bytes; nothing writes it after (it is renamed, never changed
+            // in place). wasmtime checks its header (version, engine
+            // settings) and refuses one compiled with other settings.
+            #[allow(unsafe_code)]
+            let loaded = unsafe { Component::deserialize_file(engine, &path) };
+            Ok((loaded.map_err(refused)?, sum))
+        });
+    match outcome {
+        Ok((component, sum)) => {
+            if let Err(err) = cache.adopt(digest, &path, sum) {
+                tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
+                let _ = std::fs::remove_file(&path);
+            }
+            Ok(component)
+        }
+        Err(err) => {
+            let _ = std::fs::remove_file(&path);
+            Err(err)
+        }
     }
 }
 
