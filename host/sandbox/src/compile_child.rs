@@ -49,8 +49,9 @@ pub struct ChildCompiler {
     pub args: Vec<OsString>,
     /// The child's data-segment limit (`RLIMIT_DATA`), in bytes: a compile
     /// that needs more fails and the load is refused naming
-    /// `compile_memory_bytes`. Default 768 MiB (the componentize-js sample
-    /// needs about 380 MiB with two compile threads).
+    /// `compile_memory_bytes`. Default 768 MiB (the componentize-py and
+    /// componentize-js samples peak at 370–375 MiB resident, and fail
+    /// under a 384 MiB limit but not under 512 MiB).
     pub memory_bytes: u64,
     /// Wall-clock deadline of the compile (the child is killed at it and
     /// the load refused naming `compile_timeout_ms`). Default 30 s (the

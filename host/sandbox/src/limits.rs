@@ -87,7 +87,9 @@ impl Limits {
 /// 1.1 GiB). Locals and calls are also bounded per function, and locals
 /// over the component. The defaults keep the worst admitted input within
 /// about 5 s and 256 MiB of host memory (measured by `cargo bench -p
-/// verdict-tests --bench load_bounds`), with room for the samples:
+/// verdict-tests --bench load_bounds`: 3.2 s, 216 MiB), with room for the
+/// samples (the Python and JavaScript ones take 332–357 MiB to compile in
+/// process, 19 MiB of the host's in a compile child):
 ///
 /// | sample | functions | locals (most in one) | calls in one function | cost |
 /// |---|---|---|---|---|
