@@ -34,8 +34,9 @@ pub use verdict_providers::{
 /// Verifiers: wasm components run in a per-tenant sandbox.
 #[cfg(feature = "wasm")]
 pub use verdict_sandbox::{
-    ArtifactStore, CheckError, DirStore, HostConfig, Inspection, Limits, LoadError, LoadLimits,
-    LoadedVerifier, MemoryStore, Tenant, VerifierHost, WasmChecker,
+    ArtifactStore, CheckError, ChildCompiler, CompileIn, DirStore, HostConfig, Inspection, Limits,
+    LoadError, LoadLimits, LoadedVerifier, MemoryStore, Tenant, VerifierHost, WasmChecker,
+    compile_child_main,
 };
 
 /// The local fake provider: every wire protocol served on loopback from a
