@@ -195,3 +195,39 @@ fn the_estimate_refuses_before_any_child_starts() {
         })
     ));
 }
+
+#[test]
+fn a_compile_child_dies_with_the_host_that_started_it() {
+    // A shell starts the child (waiting for its input, told the shell is
+    // its host, as a host tells it) and exits at once: the child is killed
+    // with it (or, if the shell was gone before the child could ask for
+    // that, stops by itself) rather than left compiling.
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!(
+            "sleep 30 | VERDICT_COMPILE_CHILD_TIER=cranelift VERDICT_COMPILE_CHILD_PARENT=$$ \
+             {CHILD} >/dev/null 2>&1 & echo $!"
+        ))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // Gone (or a zombie no one reaped) once the kernel delivered the signal.
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    let mut waited = 0;
+    while alive() && waited < 1_000 {
+        std::thread::sleep(Duration::from_millis(10));
+        waited += 1;
+    }
+    assert!(!alive(), "the compile child {pid} outlived its parent");
+}

@@ -80,6 +80,8 @@ impl ChildCompiler {
 const TIER_ENV: &str = "VERDICT_COMPILE_CHILD_TIER";
 /// The child's memory limit, in bytes.
 const MEMORY_ENV: &str = "VERDICT_COMPILE_CHILD_MEMORY";
+/// The process id of the host that started the child.
+const PARENT_ENV: &str = "VERDICT_COMPILE_CHILD_PARENT";
 
 /// Exit status: wasmtime refused the component (its message on stderr).
 const EXIT_REFUSED: u8 = 65;
@@ -102,6 +104,22 @@ pub fn compile_child_main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    // Killed with the thread that started it (which waits for it): a
+    // compile never outlives the host that asked for it.
+    #[cfg(target_os = "linux")]
+    if let Err(err) = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL) {
+        eprintln!("cannot tie the compile to its host: {err}");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    // A host that died before the line above: no signal will come.
+    if let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+        && nix::unistd::getppid().as_raw() != parent
+    {
+        eprintln!("the host that started this compile is gone");
+        return ExitCode::from(EXIT_USAGE);
+    }
     if let Some(bytes) = std::env::var(MEMORY_ENV)
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
@@ -215,6 +233,7 @@ pub(crate) fn compile(
             },
         )
         .env(MEMORY_ENV, child.memory_bytes.to_string())
+        .env(PARENT_ENV, std::process::id().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
