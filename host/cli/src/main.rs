@@ -54,6 +54,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = commands::compile_child::run_if_child() {
+        return code;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(usage) => return usage_exit(&usage),

@@ -217,14 +217,43 @@ impl CompileCache {
         let _ = std::fs::remove_file(self.dir.join(format!("{digest}.sum")));
     }
 
+    /// A new file in the cache directory for `digest`'s entry, to be
+    /// written and then [adopted](CompileCache::adopt) (or removed).
+    pub(crate) fn create_temp(&self, digest: &str) -> io::Result<(PathBuf, std::fs::File)> {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(format!(
+            ".{digest}.cwasm.{}.{seq}.child.tmp",
+            std::process::id()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        Ok((path, file))
+    }
+
+    /// Makes the file at `temp` (from [`CompileCache::create_temp`], whole
+    /// and with the checksum `sum`) `digest`'s entry, by rename.
+    pub(crate) fn adopt(&self, digest: &str, temp: &Path, sum: u128) -> io::Result<()> {
+        std::fs::rename(temp, self.path(digest))?;
+        self.write_sum(digest, sum, None)
+    }
+
     /// Stores `component` for `digest`, atomically (write, then rename),
     /// then its checksum. The entry is not yet marked checked: its first
     /// load reads it back and checks it, so only bytes found intact on disk
     /// are ever mapped.
     pub(crate) fn store(&self, digest: &str, component: &Component) -> io::Result<()> {
         let bytes = component.serialize().map_err(io::Error::other)?;
-        let sum = XxHash3_128::oneshot(&bytes);
-        write_atomic(&self.dir, &format!("{digest}.cwasm"), &[&bytes])?;
+        self.store_bytes(digest, &bytes)
+    }
+
+    /// [`CompileCache::store`] of a component already serialized: a compile
+    /// child's output that this host's engine deserialized.
+    pub(crate) fn store_bytes(&self, digest: &str, bytes: &[u8]) -> io::Result<()> {
+        let sum = XxHash3_128::oneshot(bytes);
+        write_atomic(&self.dir, &format!("{digest}.cwasm"), &[bytes])?;
         self.write_sum(digest, sum, None)
     }
 

@@ -67,8 +67,17 @@ pub(crate) fn over(limit: &'static str, found: u64, max: u64) -> Result<(), Load
 pub(crate) enum Scope {
     /// Sizes and counts, from section headers: every load.
     Structure,
-    /// Also the compile cost, from every instruction: before compiling.
-    CompileCost,
+    /// Also the declared locals and the compile cost for this compiler,
+    /// from every instruction: before compiling.
+    CompileCost(Compiler),
+}
+
+/// The compiler a compile cost is estimated for: each expands different
+/// instructions (see [`LoadLimits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compiler {
+    Cranelift,
+    Winch,
 }
 
 /// Refuses `bytes` when they are over a limit in `limits` (the compile
@@ -87,6 +96,7 @@ pub(crate) fn check(
     )?;
     let mut functions = 0u64;
     let mut cost = 0u64;
+    let mut locals = 0u64;
     // Memories and tables defined by each core module being read (a stack:
     // modules nest inside components).
     let mut modules: Vec<(u64, u64)> = Vec::new();
@@ -119,8 +129,21 @@ pub(crate) fn check(
                     size,
                     u64::from(limits.max_function_bytes),
                 )?;
-                if scope == Scope::CompileCost {
-                    cost = cost.saturating_add(compile_cost(&body)?);
+                if let Scope::CompileCost(compiler) = scope {
+                    let counts = Counts::of(&body)?;
+                    over(
+                        "max_function_locals",
+                        counts.locals,
+                        u64::from(limits.max_function_locals),
+                    )?;
+                    locals = locals.saturating_add(counts.locals);
+                    over("max_locals", locals, limits.max_locals)?;
+                    over(
+                        "max_function_calls",
+                        counts.calls,
+                        u64::from(limits.max_function_calls),
+                    )?;
+                    cost = cost.saturating_add(counts.cost(compiler));
                     over("max_compile_cost", cost, limits.max_compile_cost)?;
                 }
             }
@@ -164,48 +187,111 @@ pub(crate) fn check(
     Ok(footprint)
 }
 
-/// A function's estimated compile cost (see [`LoadLimits`]): about a
-/// microsecond of compiling per unit. Loops, calls and branches dominate
-/// because each carries fuel (and, for loops, epoch) bookkeeping, and the
-/// branches of one function cost superlinearly in their number.
-fn compile_cost(body: &FunctionBody<'_>) -> Result<u64, LoadError> {
-    let corrupt = |e: wasmparser::BinaryReaderError| LoadError::Corrupt(e.message().to_owned());
-    let mut reader = body.get_operators_reader().map_err(corrupt)?;
-    let (mut loops, mut others, mut calls) = (0u64, 0u64, 0u64);
-    while !reader.eof() {
-        match reader.read().map_err(corrupt)? {
-            Operator::Loop { .. } => loops += 1,
-            Operator::Block { .. }
-            | Operator::If { .. }
-            | Operator::Else
-            | Operator::Br { .. }
-            | Operator::BrIf { .. }
-            | Operator::BrTable { .. } => others += 1,
-            // Calls, and instructions compiled as calls into the runtime.
-            Operator::Call { .. }
-            | Operator::CallIndirect { .. }
-            | Operator::CallRef { .. }
-            | Operator::ReturnCall { .. }
-            | Operator::ReturnCallIndirect { .. }
-            | Operator::ReturnCallRef { .. }
-            | Operator::MemoryGrow { .. }
-            | Operator::MemoryFill { .. }
-            | Operator::MemoryCopy { .. }
-            | Operator::MemoryInit { .. }
-            | Operator::DataDrop { .. }
-            | Operator::TableGrow { .. }
-            | Operator::TableFill { .. }
-            | Operator::TableCopy { .. }
-            | Operator::TableInit { .. }
-            | Operator::ElemDrop { .. } => calls += 1,
-            _ => {}
+/// What one function body holds that its compile cost depends on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Body bytes.
+    pub(crate) bytes: u64,
+    /// Declared locals (each is zeroed at entry: Winch stores every one).
+    pub(crate) locals: u64,
+    /// `loop`s.
+    pub(crate) loops: u64,
+    /// Other branches: `block`, `if`, `else`, `br`, `br_if`, `br_table`.
+    pub(crate) others: u64,
+    /// Calls, and instructions compiled as calls into the runtime.
+    pub(crate) calls: u64,
+    /// Float-to-integer conversions (each a range check and a trap, or a
+    /// saturation, expanded inline).
+    pub(crate) conversions: u64,
+    /// `br_table` targets (the default included).
+    pub(crate) targets: u64,
+}
+
+impl Counts {
+    /// Reads `body` through.
+    pub(crate) fn of(body: &FunctionBody<'_>) -> Result<Self, LoadError> {
+        let corrupt = |e: wasmparser::BinaryReaderError| LoadError::Corrupt(e.message().to_owned());
+        let mut counts = Counts {
+            bytes: body.range().len() as u64,
+            ..Counts::default()
+        };
+        for local in body.get_locals_reader().map_err(corrupt)? {
+            let (n, _) = local.map_err(corrupt)?;
+            counts.locals = counts.locals.saturating_add(u64::from(n));
         }
+        let mut reader = body.get_operators_reader().map_err(corrupt)?;
+        while !reader.eof() {
+            match reader.read().map_err(corrupt)? {
+                Operator::Loop { .. } => counts.loops += 1,
+                Operator::BrTable { targets } => {
+                    counts.others += 1;
+                    counts.targets += u64::from(targets.len()) + 1;
+                }
+                Operator::Block { .. }
+                | Operator::If { .. }
+                | Operator::Else
+                | Operator::Br { .. }
+                | Operator::BrIf { .. } => counts.others += 1,
+                Operator::Call { .. }
+                | Operator::CallIndirect { .. }
+                | Operator::CallRef { .. }
+                | Operator::ReturnCall { .. }
+                | Operator::ReturnCallIndirect { .. }
+                | Operator::ReturnCallRef { .. }
+                | Operator::MemoryGrow { .. }
+                | Operator::MemoryFill { .. }
+                | Operator::MemoryCopy { .. }
+                | Operator::MemoryInit { .. }
+                | Operator::DataDrop { .. }
+                | Operator::TableGrow { .. }
+                | Operator::TableFill { .. }
+                | Operator::TableCopy { .. }
+                | Operator::TableInit { .. }
+                | Operator::ElemDrop { .. } => counts.calls += 1,
+                Operator::I32TruncF32S
+                | Operator::I32TruncF32U
+                | Operator::I32TruncF64S
+                | Operator::I32TruncF64U
+                | Operator::I64TruncF32S
+                | Operator::I64TruncF32U
+                | Operator::I64TruncF64S
+                | Operator::I64TruncF64U
+                | Operator::I32TruncSatF32S
+                | Operator::I32TruncSatF32U
+                | Operator::I32TruncSatF64S
+                | Operator::I32TruncSatF64U
+                | Operator::I64TruncSatF32S
+                | Operator::I64TruncSatF32U
+                | Operator::I64TruncSatF64S
+                | Operator::I64TruncSatF64U => counts.conversions += 1,
+                _ => {}
+            }
+        }
+        Ok(counts)
     }
-    let branches = loops + others;
-    Ok(200
-        + body.range().len() as u64
-        + 100 * loops
-        + 25 * calls
-        + 10 * others
-        + branches * branches / 50)
+
+    /// The function's estimated compile cost under `compiler` (see
+    /// [`LoadLimits`]): about a microsecond of Cranelift compiling per
+    /// unit. Loops, calls and branches dominate because each carries fuel
+    /// (and, for loops, epoch) bookkeeping, and the branches of one
+    /// function cost superlinearly in their number. Winch, ten times faster
+    /// on ordinary code (its limit is ten times higher), is not faster at
+    /// what it expands: it zeroes every declared local with a store of its
+    /// own and inlines each conversion's checks, so those weigh more.
+    pub(crate) fn cost(&self, compiler: Compiler) -> u64 {
+        let branches = self.loops + self.others;
+        let (locals, conversions) = match compiler {
+            Compiler::Cranelift => (self.locals / 10, 10 * self.conversions),
+            Compiler::Winch => (2 * self.locals, 40 * self.conversions),
+        };
+        200u64
+            .saturating_add(self.bytes)
+            .saturating_add(100 * self.loops)
+            .saturating_add(25 * self.calls)
+            .saturating_add(10 * self.others)
+            .saturating_add(branches.saturating_mul(branches) / 50)
+            .saturating_add(locals)
+            .saturating_add(conversions)
+            .saturating_add(2 * self.targets)
+    }
 }

@@ -51,6 +51,17 @@ pub enum LoadError {
     /// Compiling or linking the component failed.
     #[error("cannot prepare the component: {0}")]
     Link(String),
+    /// Compiling the component in a child process overran one of the
+    /// child's bounds ([`crate::ChildCompiler`]): its memory
+    /// (`compile_memory_bytes`, bytes) or its deadline
+    /// (`compile_timeout_ms`, milliseconds).
+    #[error("compiling it overran the bound `{bound}` (at most {max})")]
+    CompileBound {
+        /// The bound's name.
+        bound: &'static str,
+        /// The bound.
+        max: u64,
+    },
     /// Reading the component or the compile cache failed.
     #[error("cannot read the component: {0}")]
     Io(String),

@@ -15,6 +15,7 @@
 
 use crate::cache::CompileCache;
 use crate::census::{self, Footprint};
+use crate::compile_child::{self, CompileIn};
 use crate::component::{self, WasmKind};
 use crate::content::ContentKeys;
 use crate::error::LoadError;
@@ -49,7 +50,7 @@ pub enum CompilerChoice {
 
 /// A compiler tier: which `wasmtime::Strategy` an engine uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tier {
+pub(crate) enum Tier {
     Cranelift,
     Winch,
 }
@@ -138,6 +139,11 @@ pub struct HostConfig {
     /// hashing them with BLAKE3 (40 µs). Components larger than a quarter of
     /// this are not copied. Default 16 MiB; 0 keeps none.
     pub content_memo_bytes: u64,
+    /// Where components are compiled: in this process (the default), or in
+    /// a child process bounded in memory and time, whose output is
+    /// deserialized here (and cached). A compile that overruns a bound is
+    /// refused with [`LoadError::CompileBound`] naming it.
+    pub compile_in: CompileIn,
 }
 
 impl Default for HostConfig {
@@ -156,6 +162,7 @@ impl Default for HostConfig {
             packed_packets: true,
             prompt_wakeups: true,
             content_memo_bytes: 16 * 1024 * 1024,
+            compile_in: CompileIn::Process,
         }
     }
 }
@@ -408,8 +415,9 @@ impl VerifierHost {
     }
 }
 
-/// Starts a tier: its engine, linker, epoch ticker and cache directory.
-fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
+/// The engine settings of a tier, but for the instance allocator (which
+/// compiled code does not depend on): what a compile child uses too.
+pub(crate) fn engine_config(tier: Tier) -> Config {
     let mut cfg = Config::new();
     cfg.wasm_component_model(true)
         .consume_fuel(true)
@@ -418,6 +426,12 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         Tier::Cranelift => cfg.strategy(Strategy::Cranelift),
         Tier::Winch => cfg.strategy(Strategy::Winch),
     };
+    cfg
+}
+
+/// Starts a tier: its engine, linker, epoch ticker and cache directory.
+fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
+    let mut cfg = engine_config(tier);
     if config.pooling {
         let load = &config.load;
         let mut pool = wasmtime::PoolingAllocationConfig::default();
@@ -469,6 +483,12 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         epoch_tick: config.epoch_tick,
         fuel_yield_interval: config.fuel_yield_interval.max(1),
         load,
+        tier,
+        compile_in: config.compile_in.clone(),
+        compiler: match tier {
+            Tier::Cranelift => census::Compiler::Cranelift,
+            Tier::Winch => census::Compiler::Winch,
+        },
         timers,
         cache,
         packed_packets: config.packed_packets,
@@ -491,10 +511,22 @@ pub(crate) fn compile(
         {
             return Ok((component, LoadSource::Cache));
         }
-        census::check(bytes, &shared.load, census::Scope::CompileCost)?;
+        census::check(
+            bytes,
+            &shared.load,
+            census::Scope::CompileCost(shared.compiler),
+        )?;
         let started = Instant::now();
-        let component =
-            Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?;
+        let component = match &shared.compile_in {
+            CompileIn::Process => {
+                Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?
+            }
+            CompileIn::Child(child) => {
+                let component = compile_in_child(shared, child, bytes, digest)?;
+                tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier in a child");
+                return Ok((component, LoadSource::Compiled));
+            }
+        };
         tracing::debug!(%digest, elapsed = ?started.elapsed(), "compiled verifier");
         if let Some(cache) = &shared.cache
             && let Err(err) = cache.store(digest, &component)
@@ -502,6 +534,76 @@ pub(crate) fn compile(
             tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
         }
         Ok((component, LoadSource::Compiled))
+    }
+}
+
+/// Compiles `bytes` in a compile child: with a compile cache, into a new
+/// file of the cache's private directory that becomes the entry once
+/// wasmtime loaded it (the host never holds the artifact in memory); else
+/// through memory.
+fn compile_in_child(
+    shared: &Shared,
+    child: &compile_child::ChildCompiler,
+    bytes: &[u8],
+    digest: &str,
+) -> Result<Component, LoadError> {
+    use compile_child::{Artifact, Sink};
+    let refused = |e: wasmtime::Error| {
+        LoadError::Link(format!("the compile child's output does not load: {e}"))
+    };
+    let engine = &shared.engine;
+    let temp = shared.cache.as_ref().and_then(|cache| {
+        cache
+            .create_temp(digest)
+            .inspect_err(|err| {
+                tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
+            })
+            .ok()
+            .map(|(path, file)| (cache, path, file))
+    });
+    let Some((cache, path, file)) = temp else {
+        let Artifact::Memory(artifact) =
+            compile_child::compile(child, shared.tier, bytes, Sink::Memory)?
+        else {
+            return Err(LoadError::Io("the compile child's output was lost".into()));
+        };
+        // SAFETY: `artifact` is what the compile child this call started
+        // (and waited for) wrote on its own pipe for these very bytes:
+        // wasmtime's serialization of a component it compiled, held in
+        // memory since. wasmtime checks its header (version, engine
+        // settings) and refuses one compiled with other settings.
+        #[allow(unsafe_code)]
+        let loaded = unsafe { Component::deserialize(engine, &artifact) };
+        return loaded.map_err(refused);
+    };
+    let outcome =
+        compile_child::compile(child, shared.tier, bytes, Sink::File(file)).and_then(|artifact| {
+            let Artifact::File { sum } = artifact else {
+                return Err(LoadError::Io("the compile child's output was lost".into()));
+            };
+            // SAFETY: the file at `path` was created new (never there
+            // before) in the compile cache's private (0700) directory by
+            // this call, and holds only what the compile child this call
+            // started (and waited for) wrote on its own pipe for these very
+            // bytes; nothing writes it after (it is renamed, never changed
+            // in place). wasmtime checks its header (version, engine
+            // settings) and refuses one compiled with other settings.
+            #[allow(unsafe_code)]
+            let loaded = unsafe { Component::deserialize_file(engine, &path) };
+            Ok((loaded.map_err(refused)?, sum))
+        });
+    match outcome {
+        Ok((component, sum)) => {
+            if let Err(err) = cache.adopt(digest, &path, sum) {
+                tracing::warn!(%digest, error = %err.kind(), "cannot write the compile cache");
+                let _ = std::fs::remove_file(&path);
+            }
+            Ok(component)
+        }
+        Err(err) => {
+            let _ = std::fs::remove_file(&path);
+            Err(err)
+        }
     }
 }
 

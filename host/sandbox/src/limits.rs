@@ -131,20 +131,44 @@ pub struct LimitsError {
 /// component over one is refused with [`LoadError::OverLimit`] naming it.
 ///
 /// Compile time is not proportional to size: fuel and epoch metering make
-/// each loop, call and branch expensive, and a function's branches cost more
-/// the more of them it has. So besides plain counts the census estimates the
+/// each loop, call and branch expensive, a function's branches cost more
+/// the more of them it has, and some instructions expand into much more
+/// code than their bytes. So besides plain counts the census estimates the
 /// compile cost of every function, in units of about a microsecond of
-/// compiling on the reference machine (2 cores, release build):
+/// Cranelift compiling on the reference machine (2 cores, release build):
 ///
 /// `cost = 200 + body bytes + 100 × loops + 25 × calls + 10 × other
-/// branches + branches² / 50`
+/// branches + branches² / 50 + 2 × br_table targets + locals / 10 +
+/// 10 × conversions`
 ///
 /// where branches are `block`, `loop`, `if`, `else`, `br`, `br_if` and
-/// `br_table`, and calls include the memory and table instructions compiled
-/// as calls into the runtime (`memory.grow`, `memory.copy`, ...). The defaults keep the worst admitted input within about 5 s
-/// and 256 MiB of host memory (measured by `cargo bench -p verdict-tests
-/// --bench load_bounds`), with room for Rust verifiers: the samples cost
-/// about 0.2 M (115 KB, 270 functions), 0.4 M with debug info (3.6 MB).
+/// `br_table`, calls include the memory and table instructions compiled
+/// as calls into the runtime (`memory.grow`, `memory.copy`, ...), locals
+/// are the declared ones and conversions the float-to-integer ones
+/// (`i64.trunc_f64_s`, ...). Winch, about ten times faster on ordinary code
+/// (its limit is ten times higher), is not faster at what it expands: it
+/// zeroes every declared local with a store of its own and inlines every
+/// conversion's range checks, so for a component compiled with Winch
+/// locals count `2 ×` and conversions `40 ×` (measured: 1,000 functions of
+/// 50,000 locals took 3.1 s and 1 GiB, 16 MiB of conversions 5.6 s and
+/// 1.1 GiB). Locals and calls are also bounded per function, and locals
+/// over the component. The defaults keep the worst admitted input within
+/// about 5 s and 256 MiB of host memory (measured by `cargo bench -p
+/// verdict-tests --bench load_bounds`: 3.2 s, 216 MiB), with room for the
+/// samples (the Python and JavaScript ones take 332–357 MiB to compile in
+/// process, 19 MiB of the host's in a compile child):
+///
+/// | sample | functions | locals (most in one) | calls in one function | cost |
+/// |---|---|---|---|---|
+/// | Rust (`artifact-ready`, 116 KB) | 284 | 803 (25) | 78 | 0.23 M (Cranelift) |
+/// | componentize-py (18.3 MB) | 13,355 | 47,738 (271) | 3,112 | 19.1 M (Winch) |
+/// | componentize-js (12.0 MB) | 12,695 | 51,895 (118) | 2,064 | 26.9 M (Winch) |
+///
+/// A Rust verifier with debug info (3.6 MB) costs about 0.4 M.
+///
+/// An estimate misses some shape sooner or later: a host can also compile
+/// in a child process bounded in memory and time (see
+/// [`HostConfig::compile_in`](crate::HostConfig::compile_in)).
 ///
 /// [`LoadError::OverLimit`]: crate::LoadError::OverLimit
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,9 +198,22 @@ pub struct LoadLimits {
     pub max_cranelift_code_bytes: u64,
     /// [`LoadLimits::max_compile_cost`] for a component compiled with
     /// Winch, in the same units (Winch compiles about ten times faster).
-    /// Default 30,000,000 (the componentize-js sample costs 26.6 M, the
-    /// componentize-py one 18.9 M).
+    /// Default 30,000,000 (the componentize-js sample costs 26.9 M, the
+    /// componentize-py one 19.1 M).
     pub max_winch_compile_cost: u64,
+    /// Most locals one function declares (each is zeroed at entry: Winch
+    /// stores every one, so its memory grows with them; wasmparser allows
+    /// 50,000). Default 10,000 (the samples declare at most 271).
+    pub max_function_locals: u32,
+    /// Most locals declared over all functions (14,000 functions of 50,000
+    /// locals, 114 KB, took Cranelift 60 s). Default 1,000,000 (the samples
+    /// declare at most 52,000): about 0.1 s and 20 MiB with either compiler.
+    pub max_locals: u64,
+    /// Most calls (and instructions compiled as calls) in one function:
+    /// Cranelift holds a function's code and metadata in memory at once
+    /// (one of 110,900 calls took 286 MiB). Default 20,000 (the samples
+    /// have at most 3,112).
+    pub max_function_calls: u32,
     /// Most linear memories a core module defines, and a call's instances
     /// define in total. Default 4.
     pub max_memories: u32,
@@ -197,6 +234,9 @@ impl Default for LoadLimits {
             max_compile_cost: 3_000_000,
             max_cranelift_code_bytes: 2 * 1024 * 1024,
             max_winch_compile_cost: 30_000_000,
+            max_function_locals: 10_000,
+            max_locals: 1_000_000,
+            max_function_calls: 20_000,
             max_memories: 4,
             max_tables: 4,
             max_table_elements: 100_000,

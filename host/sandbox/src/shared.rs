@@ -3,6 +3,9 @@
 //! compile cache.
 
 use crate::cache::CompileCache;
+use crate::census::Compiler;
+use crate::compile_child::CompileIn;
+use crate::host::Tier;
 use crate::limits::LoadLimits;
 use crate::state::CallState;
 use crate::ticker::Ticker;
@@ -20,6 +23,12 @@ pub(crate) struct Shared {
     pub(crate) epoch_tick: Duration,
     pub(crate) fuel_yield_interval: u64,
     pub(crate) load: LoadLimits,
+    /// The compiler tier of this engine.
+    pub(crate) tier: Tier,
+    /// Where this tier compiles.
+    pub(crate) compile_in: CompileIn,
+    /// The compiler this tier's engine uses (what its compile cost counts).
+    pub(crate) compiler: Compiler,
     pub(crate) timers: Arc<Timers>,
     pub(crate) cache: Option<CompileCache>,
     /// Call packed entry points when a verifier exports them.

@@ -53,9 +53,9 @@ pub use verdict_providers::{
 #[cfg(feature = "wasm")]
 pub use verdict_sandbox::{
     ArtifactData, ArtifactError, ArtifactStore, CallMetrics, CallReport, CallStages, CheckError,
-    CheckerTotals, CompilerChoice, DirStore, Footprint, HostConfig, Inspection, Limits,
-    LimitsError, LoadError, LoadLimits, LoadSource, LoadedVerifier, MemoryStore, Role, Tenant,
-    TrapKind, VerifierHost, WasmChecker, WasmKind,
+    CheckerTotals, ChildCompiler, CompileIn, CompilerChoice, DirStore, Footprint, HostConfig,
+    Inspection, Limits, LimitsError, LoadError, LoadLimits, LoadSource, LoadedVerifier,
+    MemoryStore, Role, Tenant, TrapKind, VerifierHost, WasmChecker, WasmKind, compile_child_main,
 };
 
 /// The loop policy engine on its own, for a host that drives its own loop:

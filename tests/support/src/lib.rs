@@ -62,6 +62,129 @@ pub mod core_guest {
         encode(core_wat, &resolve, world)
     }
 
+    /// Wraps a core module (binary) as [`component`] wraps one in text.
+    pub fn component_of(module: &[u8]) -> Vec<u8> {
+        let mut resolve = wit_parser::Resolve::default();
+        let (package, _) = resolve.push_path(wit_dir()).expect("the WIT parses");
+        let world = resolve
+            .select_world(&[package], Some("completion-checker"))
+            .expect("the world exists");
+        let mut module = module.to_vec();
+        wit_component::embed_component_metadata(&mut module, &resolve, world, StringEncoding::UTF8)
+            .expect("metadata embeds");
+        wit_component::ComponentEncoder::default()
+            .validate(false)
+            .module(&module)
+            .expect("the module is accepted")
+            .encode()
+            .expect("the component encodes")
+    }
+
+    /// The core module `core_wat` (text) with `count` functions of type
+    /// `(func)` added, the `i`th with the body `body(index)` (its locals and
+    /// code, see [`func_body`]; `index` is the function's own index). Made
+    /// in binary, for shapes whose text would be gigabytes (a function
+    /// declaring 50,000 locals is 7 bytes).
+    pub fn with_functions(core_wat: &str, count: u32, body: impl Fn(u32) -> Vec<u8>) -> Vec<u8> {
+        use wasmparser::{Parser, Payload};
+        let module = wat::parse_str(core_wat).expect("the core module parses");
+        let mut out = module[..8].to_vec();
+        let mut first = 0u32; // the index of the first added function
+        for payload in Parser::new(0).parse_all(&module) {
+            let payload = payload.expect("the core module parses");
+            let Some((id, range)) = payload.as_section() else {
+                continue;
+            };
+            let contents = &module[range.clone()];
+            let added = match &payload {
+                Payload::ImportSection(reader) => {
+                    for import in reader.clone() {
+                        if matches!(
+                            import.expect("imports parse").ty,
+                            wasmparser::TypeRef::Func(_)
+                        ) {
+                            first += 1;
+                        }
+                    }
+                    None
+                }
+                // One more type: `(func)`, the added functions' type.
+                Payload::TypeSection(reader) => Some((1, vec![0x60, 0, 0], reader.count())),
+                Payload::FunctionSection(reader) => {
+                    let types = type_count(&module);
+                    let mut items = Vec::new();
+                    for _ in 0..count {
+                        leb(&mut items, u64::from(types - 1));
+                    }
+                    first += reader.count();
+                    Some((count, items, reader.count()))
+                }
+                Payload::CodeSectionStart { count: n, .. } => {
+                    let mut items = Vec::new();
+                    for i in 0..count {
+                        let body = body(first + i);
+                        leb(&mut items, body.len() as u64);
+                        items.extend_from_slice(&body);
+                    }
+                    Some((count, items, *n))
+                }
+                _ => None,
+            };
+            let mut section = Vec::new();
+            match added {
+                Some((more, items, old)) => {
+                    let mut reader = wasmparser::BinaryReader::new(contents, 0);
+                    reader.read_var_u32().expect("a count");
+                    leb(&mut section, u64::from(old + more));
+                    section.extend_from_slice(&contents[reader.current_position()..]);
+                    section.extend_from_slice(&items);
+                }
+                None => section.extend_from_slice(contents),
+            }
+            out.push(id);
+            leb(&mut out, section.len() as u64);
+            out.extend_from_slice(&section);
+        }
+        out
+    }
+
+    /// The types a core module declares.
+    fn type_count(module: &[u8]) -> u32 {
+        for payload in wasmparser::Parser::new(0).parse_all(module) {
+            if let Ok(wasmparser::Payload::TypeSection(reader)) = payload {
+                return reader.count() + 1;
+            }
+        }
+        panic!("the module declares types")
+    }
+
+    /// A function body: its locals (`count` of value type `ty`, e.g. 0x7e
+    /// for i64) and `code` (`end` is added).
+    pub fn func_body(locals: &[(u32, u8)], code: &[u8]) -> Vec<u8> {
+        let mut body = Vec::new();
+        leb(&mut body, locals.len() as u64);
+        for (count, ty) in locals {
+            leb(&mut body, u64::from(*count));
+            body.push(*ty);
+        }
+        body.extend_from_slice(code);
+        body.push(0x0b);
+        body
+    }
+
+    /// Appends `value` as unsigned LEB128.
+    pub fn leb(out: &mut Vec<u8>, mut value: u64) {
+        loop {
+            let byte = (value & 0x7f) as u8;
+            value >>= 7;
+            if value == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
     /// The folder of the WIT version the guests are built against.
     pub fn wit_dir() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../wit/verdict-verifier@0.1.0")

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod compile_child;
 pub mod componentize;
 pub mod console;
 pub mod demo;
@@ -53,6 +54,8 @@ impl HostArgs {
             // 12 MB verifier loads in ~1 ms instead of ~80 (see
             // `HostConfig::map_cache_entries` for what it trusts).
             map_cache_entries: true,
+            // Compiles bounded in memory and time, in this binary re-run.
+            compile_in: compile_child::compile_in(),
             ..HostConfig::default()
         };
         VerifierHost::new(config).context("cannot start the verifier host")
