@@ -131,6 +131,12 @@ impl CompileCache {
         self.dir.join(format!("{digest}.cwasm"))
     }
 
+    /// True when an entry for `digest` is present (not checked: a damaged
+    /// one is found so only when loaded).
+    pub(crate) fn contains(&self, digest: &str) -> bool {
+        self.path(digest).is_file()
+    }
+
     /// The cached component for `digest`, if present and valid for `engine`.
     pub(crate) fn load(&self, engine: &Engine, digest: &str) -> Option<Component> {
         let path = self.path(digest);

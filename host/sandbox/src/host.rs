@@ -409,6 +409,33 @@ impl VerifierHost {
         Ok((verifier, source, footprint))
     }
 
+    /// True when loading `bytes` would compile them now: a component within
+    /// this host's load limits that neither a live verifier of this host nor
+    /// the compile cache of the tier it compiles with holds. For a caller
+    /// that wants to say so before a load that may take seconds (a Python or
+    /// JavaScript verifier); it costs a SHA-256 and a census of the bytes.
+    pub fn would_compile(&self, bytes: &[u8]) -> bool {
+        let Ok(footprint) = admit(bytes, &self.shared.load) else {
+            return false;
+        };
+        let digest = hex::encode(Sha256::digest(bytes));
+        if self.live(&digest).is_some() {
+            return false;
+        }
+        let Ok(shared) = self.shared_for(&footprint) else {
+            return false;
+        };
+        if shared.cache.as_ref().is_some_and(|c| c.contains(&digest)) {
+            return false;
+        }
+        census::check(
+            bytes,
+            &shared.load,
+            census::Scope::CompileCost(shared.compiler),
+        )
+        .is_ok()
+    }
+
     /// The limits this host loads components under.
     pub fn load_limits(&self) -> &LoadLimits {
         &self.shared.load

@@ -2,9 +2,6 @@
 
 use super::HostArgs;
 use crate::exit::Exit;
-use sha2::{Digest, Sha256};
-use std::path::Path;
-use verdict::WasmKind;
 
 /// Arguments of `verdict inspect`.
 #[derive(Debug, clap::Args)]
@@ -22,9 +19,7 @@ pub struct InspectArgs {
 pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
     let bytes = super::read_verifier(&args.wasm)?;
     let host = args.host.host()?;
-    if matches!(WasmKind::of(&bytes), WasmKind::Component)
-        && !compiled_before(args.host.cache_dir().as_deref(), &bytes)
-    {
+    if host.would_compile(&bytes) {
         crate::stdout::note_line(format_args!(
             "compiling {} to inspect it (seconds for a Python or JavaScript verifier)...",
             args.wasm
@@ -75,17 +70,4 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::NotComplete
     })
-}
-
-/// True when the compile cache under `cache` holds `bytes` compiled (for
-/// some engine configuration: `<cache>/<engine>/<sha256>.cwasm`, the
-/// sandbox's layout), so inspecting them loads instead of compiling.
-fn compiled_before(cache: Option<&Path>, bytes: &[u8]) -> bool {
-    let Some(Ok(engines)) = cache.map(std::fs::read_dir) else {
-        return false;
-    };
-    let entry = format!("{}.cwasm", hex::encode(Sha256::digest(bytes)));
-    engines
-        .flatten()
-        .any(|engine| engine.path().join(&entry).is_file())
 }
