@@ -10,6 +10,7 @@
 
 use crate::error::LoadError;
 use crate::limits::{Limits, LoadLimits};
+use crate::tier::Tier;
 use serde::Serialize;
 use wasmparser::{Encoding, FunctionBody, Instance, Operator, Parser, Payload};
 
@@ -69,15 +70,7 @@ pub(crate) enum Scope {
     Structure,
     /// Also the declared locals and the compile cost for this compiler,
     /// from every instruction: before compiling.
-    CompileCost(Compiler),
-}
-
-/// The compiler a compile cost is estimated for: each expands different
-/// instructions (see [`LoadLimits`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Compiler {
-    Cranelift,
-    Winch,
+    CompileCost(Tier),
 }
 
 /// Refuses `bytes` when they are over a limit in `limits` (the compile
@@ -278,11 +271,11 @@ impl Counts {
     /// on ordinary code (its limit is ten times higher), is not faster at
     /// what it expands: it zeroes every declared local with a store of its
     /// own and inlines each conversion's checks, so those weigh more.
-    pub(crate) fn cost(&self, compiler: Compiler) -> u64 {
+    pub(crate) fn cost(&self, compiler: Tier) -> u64 {
         let branches = self.loops + self.others;
         let (locals, conversions) = match compiler {
-            Compiler::Cranelift => (self.locals / 10, 10 * self.conversions),
-            Compiler::Winch => (2 * self.locals, 40 * self.conversions),
+            Tier::Cranelift => (self.locals / 10, 10 * self.conversions),
+            Tier::Winch => (2 * self.locals, 40 * self.conversions),
         };
         200u64
             .saturating_add(self.bytes)

@@ -20,6 +20,7 @@
 //! cannot be mapped faults, the kernel's OOM killer kills: memory).
 
 use crate::error::LoadError;
+use crate::tier::Tier;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -96,10 +97,13 @@ const EXIT_IO: u8 = 74;
 /// component on standard input, compiles it for the tier its parent named,
 /// and writes the serialized artifact on standard output.
 pub fn compile_child_main() -> ExitCode {
-    let tier = match std::env::var(TIER_ENV).ok().as_deref() {
-        Some("cranelift") => crate::host::Tier::Cranelift,
-        Some("winch") => crate::host::Tier::Winch,
-        _ => {
+    let tier = match std::env::var(TIER_ENV)
+        .ok()
+        .as_deref()
+        .and_then(Tier::from_name)
+    {
+        Some(tier) => tier,
+        None => {
             eprintln!("not started by a verdict host: {TIER_ENV} is not set");
             return ExitCode::from(EXIT_USAGE);
         }
@@ -130,7 +134,7 @@ pub fn compile_child_main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     }
-    let engine = match wasmtime::Engine::new(&crate::host::engine_config(tier)) {
+    let engine = match wasmtime::Engine::new(&tier.engine_config()) {
         Ok(engine) => engine,
         Err(err) => {
             eprintln!("cannot start the compiler: {err}");
@@ -215,7 +219,7 @@ const STDERR_KEPT: u64 = 4096;
 /// serialized artifact (in memory or written to `sink`), or why not.
 pub(crate) fn compile(
     child: &ChildCompiler,
-    tier: crate::host::Tier,
+    tier: Tier,
     bytes: &[u8],
     sink: Sink,
 ) -> Result<Artifact, LoadError> {
@@ -225,13 +229,7 @@ pub(crate) fn compile(
     let mut command = Command::new(&child.program);
     command
         .args(&child.args)
-        .env(
-            TIER_ENV,
-            match tier {
-                crate::host::Tier::Cranelift => "cranelift",
-                crate::host::Tier::Winch => "winch",
-            },
-        )
+        .env(TIER_ENV, tier.name())
         .env(MEMORY_ENV, child.memory_bytes.to_string())
         .env(PARENT_ENV, std::process::id().to_string())
         .stdin(Stdio::piped())

@@ -26,14 +26,15 @@ use crate::linker;
 use crate::memo::Remembered;
 use crate::shared::Shared;
 use crate::ticker::Ticker;
+use crate::tier::Tier;
 use crate::timer::Timers;
 use crate::verifier::{LoadedVerifier, WeakVerifier};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wasmtime::Engine;
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine, Strategy};
 
 /// Which compiler a host uses for the components it loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,13 +46,6 @@ pub enum CompilerChoice {
     /// Always Cranelift (optimizing; slow to compile a large component).
     Cranelift,
     /// Always Winch (baseline; fast to compile, slower code).
-    Winch,
-}
-
-/// A compiler tier: which `wasmtime::Strategy` an engine uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tier {
-    Cranelift,
     Winch,
 }
 
@@ -428,12 +422,7 @@ impl VerifierHost {
         if shared.cache.as_ref().is_some_and(|c| c.contains(&digest)) {
             return false;
         }
-        census::check(
-            bytes,
-            &shared.load,
-            census::Scope::CompileCost(shared.compiler),
-        )
-        .is_ok()
+        census::check(bytes, &shared.load, census::Scope::CompileCost(shared.tier)).is_ok()
     }
 
     /// The limits this host loads components under.
@@ -442,23 +431,9 @@ impl VerifierHost {
     }
 }
 
-/// The engine settings of a tier, but for the instance allocator (which
-/// compiled code does not depend on): what a compile child uses too.
-pub(crate) fn engine_config(tier: Tier) -> Config {
-    let mut cfg = Config::new();
-    cfg.wasm_component_model(true)
-        .consume_fuel(true)
-        .epoch_interruption(true);
-    match tier {
-        Tier::Cranelift => cfg.strategy(Strategy::Cranelift),
-        Tier::Winch => cfg.strategy(Strategy::Winch),
-    };
-    cfg
-}
-
 /// Starts a tier: its engine, linker, epoch ticker and cache directory.
 fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
-    let mut cfg = engine_config(tier);
+    let mut cfg = tier.engine_config();
     if config.pooling {
         let load = &config.load;
         let mut pool = wasmtime::PoolingAllocationConfig::default();
@@ -512,10 +487,6 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         load,
         tier,
         compile_in: config.compile_in.clone(),
-        compiler: match tier {
-            Tier::Cranelift => census::Compiler::Cranelift,
-            Tier::Winch => census::Compiler::Winch,
-        },
         timers,
         cache,
         packed_packets: config.packed_packets,
@@ -538,11 +509,7 @@ pub(crate) fn compile(
         {
             return Ok((component, LoadSource::Cache));
         }
-        census::check(
-            bytes,
-            &shared.load,
-            census::Scope::CompileCost(shared.compiler),
-        )?;
+        census::check(bytes, &shared.load, census::Scope::CompileCost(shared.tier))?;
         let started = Instant::now();
         let component = match &shared.compile_in {
             CompileIn::Process => {

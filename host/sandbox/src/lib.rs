@@ -36,6 +36,7 @@ mod state;
 mod stderr;
 mod tenant;
 mod ticker;
+mod tier;
 mod timer;
 mod verifier;
 mod wakeup;

@@ -3,12 +3,11 @@
 //! compile cache.
 
 use crate::cache::CompileCache;
-use crate::census::Compiler;
 use crate::compile_child::CompileIn;
-use crate::host::Tier;
 use crate::limits::LoadLimits;
 use crate::state::CallState;
 use crate::ticker::Ticker;
+use crate::tier::Tier;
 use crate::timer::Timers;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,8 +26,6 @@ pub(crate) struct Shared {
     pub(crate) tier: Tier,
     /// Where this tier compiles.
     pub(crate) compile_in: CompileIn,
-    /// The compiler this tier's engine uses (what its compile cost counts).
-    pub(crate) compiler: Compiler,
     pub(crate) timers: Arc<Timers>,
     pub(crate) cache: Option<CompileCache>,
     /// Call packed entry points when a verifier exports them.
