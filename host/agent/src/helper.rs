@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-use verdict_policy::{CheckContext, CheckerError};
+use verdict_policy::{CancelHandle, CheckContext, CheckerError};
 use verdict_providers::{
     AttemptRefusal, CallContext, Message, Model, ModelRequest, ModelResponse, ProviderError,
 };
 
+use crate::cancel::CancelOnDrop;
 use crate::runner::CallBudget;
 
 /// A helper call failed.
@@ -119,9 +119,9 @@ impl HelperModel {
             output_schema: None,
             max_tokens: self.max_tokens,
         };
-        let cancel = CancellationToken::new();
+        let cancel = CancelHandle::new();
         // Whichever way this call ends, a model call still running stops.
-        let _stop = cancel.clone().drop_guard();
+        let _stop = CancelOnDrop(cancel.clone());
         let call_ctx = CallContext {
             cancel,
             on_attempt: Some(self.budget.hook()),

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use common::{agent_on, calls, completion, counting_tool, scripted};
 use futures::future::BoxFuture;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 use verdict_agent::{
     AgentError, CallBudget, Checkers, HelperError, HelperModel, RunOptions, RunStatus,
 };
@@ -216,11 +215,11 @@ async fn a_helper_call_ends_at_the_checks_deadline() {
 }
 
 /// A helper model whose call stays in flight until it is cancelled (or
-/// 30 s pass: then it answers "yes"). It keeps the call's cancel token,
+/// 30 s pass: then it answers "yes"). It keeps the call's cancel handle,
 /// says when the call started, and marks when the call's future ended.
 struct InFlightModel {
     started: tokio::sync::mpsc::UnboundedSender<()>,
-    token: Mutex<Option<CancellationToken>>,
+    token: Mutex<Option<CancelHandle>>,
     ended: Arc<AtomicBool>,
 }
 

@@ -7,7 +7,7 @@ use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use tokio_util::sync::CancellationToken;
+use verdict_policy::CancelHandle;
 
 use crate::errors::{ProviderError, TimeoutPhase};
 use crate::model::{CallContext, EventStream, Model, ModelRequest, ModelResponse};
@@ -249,7 +249,7 @@ impl Connector {
         &self,
         url: &str,
         body: Bytes,
-        cancel: &CancellationToken,
+        cancel: &CancelHandle,
     ) -> Result<reqwest::Response, ProviderError> {
         let send = self
             .client
@@ -281,7 +281,7 @@ impl Connector {
     async fn read_body(
         &self,
         response: reqwest::Response,
-        cancel: &CancellationToken,
+        cancel: &CancelHandle,
     ) -> Result<Bytes, ProviderError> {
         let mut stream = response.bytes_stream();
         let mut body = BytesMut::new();

@@ -30,3 +30,6 @@ pub use model::{
 pub use protocols::Protocol;
 pub use retry::RetryPolicy;
 pub use secret::{ApiKey, Credential};
+// The cancellation of a call (`CallContext::cancel`): verdict-policy's
+// handle, re-exported so a `Model` needs no other crate to name it.
+pub use verdict_policy::{CancelHandle, Cancelled};

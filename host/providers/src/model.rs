@@ -12,7 +12,7 @@ use futures::Stream;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
+use verdict_policy::CancelHandle;
 
 use crate::errors::ProviderError;
 
@@ -262,8 +262,10 @@ pub type AttemptHook = Arc<dyn Fn(&Attempt) -> Result<(), ProviderError> + Send 
 /// Per-call options: cancellation and attempt accounting.
 #[derive(Clone, Default)]
 pub struct CallContext {
-    /// Cancelling this token ends the call with [`ProviderError::Cancelled`].
-    pub cancel: CancellationToken,
+    /// Cancelling this handle (or its parent, when it is a
+    /// [`CancelHandle::child`]) ends the call with
+    /// [`ProviderError::Cancelled`].
+    pub cancel: CancelHandle,
     /// Called before each attempt so the loop can count (and cap) model calls.
     pub on_attempt: Option<AttemptHook>,
 }

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
-use tokio_util::sync::CancellationToken;
+use verdict_policy::CancelHandle;
 
 use crate::errors::{ProviderError, TimeoutPhase};
 use crate::model::{EventStream, ModelResponse, StreamEvent};
@@ -129,7 +129,7 @@ struct Driver {
     events: BoxStream<'static, Result<eventsource_stream::Event, EventStreamError<reqwest::Error>>>,
     decoder: Option<Box<dyn StreamDecoder>>,
     pending: VecDeque<StreamEvent>,
-    cancel: CancellationToken,
+    cancel: CancelHandle,
     idle: Duration,
     attempts: u32,
     ended: bool,
@@ -142,7 +142,7 @@ struct Driver {
 pub(crate) fn drive(
     body: impl Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static,
     decoder: Box<dyn StreamDecoder>,
-    cancel: CancellationToken,
+    cancel: CancelHandle,
     idle: Duration,
     attempts: u32,
 ) -> EventStream {

@@ -5,7 +5,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use tokio_util::sync::DropGuard;
 use verdict_providers::{
     CallContext, EventStream, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent,
 };
@@ -13,7 +12,7 @@ use verdict_providers::{
 use super::Agent;
 use super::lease::Lease;
 use super::options::RunOptions;
-use crate::cancel::provider_token;
+use crate::cancel::{CancelOnDrop, provider_cancel};
 use crate::error::AgentError;
 
 impl Agent {
@@ -27,7 +26,7 @@ impl Agent {
     ) -> Result<DirectStream, AgentError> {
         let lease = Lease::take(&self.inner.lease)?;
         let request = self.direct_request(input.into());
-        let (cancel, provider_cancel) = provider_token(&options.cancel);
+        let (cancel, guard) = provider_cancel(&options.cancel);
         let ctx = CallContext {
             cancel,
             on_attempt: options.budget.as_ref().map(|b| b.hook()),
@@ -40,7 +39,7 @@ impl Agent {
             .map_err(AgentError::from)?;
         Ok(DirectStream {
             events,
-            _provider_cancel: provider_cancel,
+            _provider_cancel: guard,
             _lease: lease,
         })
     }
@@ -74,7 +73,7 @@ impl Agent {
         let _lease = Lease::take(&self.inner.lease)?;
         let inner = &self.inner;
         let request = self.direct_request(input.into());
-        let (cancel, _provider_cancel) = provider_token(&options.cancel);
+        let (cancel, _provider_cancel) = provider_cancel(&options.cancel);
         let ctx = CallContext {
             cancel,
             on_attempt: options.budget.as_ref().map(|b| b.hook()),
@@ -97,7 +96,7 @@ impl Agent {
 /// execution lease until dropped.
 pub struct DirectStream {
     events: EventStream,
-    _provider_cancel: DropGuard,
+    _provider_cancel: CancelOnDrop,
     _lease: Lease,
 }
 

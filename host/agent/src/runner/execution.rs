@@ -7,7 +7,6 @@
 //! settled to the agent and turns it into the run's result.
 
 use futures::StreamExt;
-use tokio_util::sync::DropGuard;
 use verdict_policy::{PolicyExecution, StopReason};
 use verdict_providers::{
     CallContext, Message, ModelRequest, ModelResponse, ProviderError, StreamEvent, ToolDefinition,
@@ -22,7 +21,7 @@ use super::options::{PolicyChoice, RunOptions};
 use super::response::{AgentResponse, RunError, RunStatus, SettledRun, SuspendedRun};
 use super::routing::{Binding, RouteDiagnostics};
 use super::structured::structured;
-use crate::cancel::provider_token;
+use crate::cancel::{CancelOnDrop, provider_cancel};
 use crate::error::AgentError;
 use crate::tools::SettledCall;
 
@@ -108,8 +107,9 @@ pub(super) struct Execution<'a> {
     pub(super) binding: Binding,
     /// Cancellation and the call budget of every model call.
     pub(super) ctx: CallContext,
-    /// Ends the watch that cancels `ctx`'s token with the run's handle.
-    pub(super) _provider_cancel: DropGuard,
+    /// Cancels `ctx`'s handle (a child of the run's) when the execution
+    /// is dropped.
+    pub(super) _provider_cancel: CancelOnDrop,
     /// The compiled output schema, when the run requires one.
     pub(super) schema: Option<jsonschema::Validator>,
     /// The policy execution, when the run has a policy.
@@ -187,7 +187,7 @@ impl<'a> Execution<'a> {
                 None
             }
         };
-        let (cancel, provider_cancel) = provider_token(&options.cancel);
+        let (cancel, guard) = provider_cancel(&options.cancel);
         let ctx = CallContext {
             cancel,
             on_attempt: options.budget.as_ref().map(|b| b.hook()),
@@ -210,7 +210,7 @@ impl<'a> Execution<'a> {
             events,
             binding,
             ctx,
-            _provider_cancel: provider_cancel,
+            _provider_cancel: guard,
             schema,
             managed,
             progress,
