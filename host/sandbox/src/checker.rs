@@ -10,10 +10,10 @@
 //! itself, so even an abandoned check ends. Optionally it adds every call's
 //! [`CallMetrics`] to shared [`CheckerTotals`].
 
-use crate::call::CallMetrics;
 use crate::error::CheckError;
 use crate::tenant::Tenant;
 use crate::verifier::LoadedVerifier;
+use crate::verifier::call::CallMetrics;
 use std::sync::{Arc, Mutex};
 use verdict_policy::{
     CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, ProgressChecker,

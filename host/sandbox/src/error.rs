@@ -245,3 +245,18 @@ pub(crate) fn trap_kind(trap: wasmtime::Trap) -> TrapKind {
         other => TrapKind::Other(other.to_string()),
     }
 }
+
+/// A guest broke the canonical ABI in what it handed to the host (found by
+/// the host's own lowering and lifting, [`crate::abi`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the guest broke the canonical ABI: {kind}")]
+pub(crate) struct AbiFault {
+    /// What was wrong, and where.
+    pub(crate) kind: TrapKind,
+}
+
+impl From<TrapKind> for AbiFault {
+    fn from(kind: TrapKind) -> Self {
+        Self { kind }
+    }
+}

@@ -2,60 +2,60 @@
 #![cfg_attr(not(doctest), doc = include_str!("../README.md"))]
 #![deny(missing_docs)]
 
+// The map. A check goes through these stages, one folder each:
+// - `host/`: the entry point, `VerifierHost` and its config; it loads and
+//   returns verifiers, and describes files (`inspect`).
+// - `load/`: from bytes to a prepared component — kind and roles, the
+//   census against the load limits, allowed imports, the compiler tiers,
+//   the compile child, the on-disk cache, the digest index, the content
+//   memo, and `Shared` (engine, linker, timers per tier).
+// - `verifier/`: a loaded verifier and one call into it (fresh store,
+//   instantiate, lower, run, lift, report); `checker.rs` adapts it to the
+//   policy's checker roles for a tenant (`tenant.rs`).
+// - `call/`: driving a call to its deadline whatever the guest does —
+//   guard, handoff to workers, ticker, timers, wake-ups, signals, the
+//   float environment, and the usage a running call publishes.
+// - `store/`: what a call's store holds — state, limiter, deny-all WASI,
+//   virtual clocks, stderr tail.
+// - `abi/`: both ends of the canonical ABI for every WIT version — the
+//   packet argument, lowering helpers, reading answers and strings from
+//   guest memory, and `shim.rs`, the one door to wasmtime's `__internal`.
+// - `bindings/`: everything that knows a WIT version's types, one folder
+//   per version (`v0_1/`, `packed_v0_1/`), with `latest` aliases.
+// - `artifacts/`: the tenant's read-only artifact stores.
+// - `error.rs` (every error type), `limits.rs`, `fsutil.rs` (reading files
+//   that must not block).
+// Dependencies point one way: host → load/verifier → bindings → abi →
+// store → call; `scripts/sandbox-modules.sh` prints the graph and fails on
+// a loop.
 mod abi;
 mod artifacts;
 mod bindings;
-mod cache;
 mod call;
-mod census;
 mod checker;
-mod clock;
-mod compile_child;
-mod component;
-mod content;
-mod convert;
-mod deny;
 mod error;
-mod exec;
-mod fpenv;
 mod fsutil;
-mod handoff;
 mod host;
-mod imports;
-mod index;
-mod inspect;
-mod limiter;
 mod limits;
-mod linker;
-mod lower;
-mod memo;
-mod progress;
-mod shared;
-mod signals;
-mod state;
-mod stderr;
+mod load;
+mod store;
 mod tenant;
-mod ticker;
-mod tier;
-mod timer;
 mod verifier;
-mod wakeup;
-mod workers;
 
 pub use artifacts::{
     ArtifactData, ArtifactError, ArtifactStore, DirStore, MAX_ARTIFACT_ID_BYTES, MemoryStore,
     validate_artifact_id,
 };
-pub use call::{CallMetrics, CallReport, CallStages};
-pub use census::Footprint;
 pub use checker::{CheckerTotals, WasmChecker};
-pub use clock::CLOCK_RESOLUTION;
-pub use compile_child::{ChildCompiler, CompileIn, compile_child_main};
-pub use component::{Role, WasmKind};
 pub use error::{CheckError, LoadError, TrapKind};
-pub use host::{CompilerChoice, HostConfig, LoadSource, VerifierHost, read_component};
-pub use imports::ALLOWED_IMPORTS;
-pub use inspect::Inspection;
+pub use host::{CompilerChoice, HostConfig, Inspection, VerifierHost};
 pub use limits::{Limits, LimitsError, LoadLimits};
+pub use load::census::Footprint;
+pub use load::compile::{LoadSource, read_component};
+pub use load::compile_child::{ChildCompiler, CompileIn, compile_child_main};
+pub use load::component::{Role, WasmKind};
+pub use load::imports::ALLOWED_IMPORTS;
+pub use store::clock::CLOCK_RESOLUTION;
 pub use tenant::Tenant;
 pub use verifier::LoadedVerifier;
+pub use verifier::call::{CallMetrics, CallReport, CallStages};

@@ -1,14 +1,25 @@
-//! Host bindings, one module per released version of the `verdict:verifier`
-//! WIT package (each generated from its frozen folder
-//! `wit/verdict-verifier@X.Y.Z/`), and [`ApiVersion`]: the version a
-//! component was built against, which the sandbox matches on when it links,
-//! prepares and calls a component. A new version gets a sibling module and
-//! a variant; the old ones stay, so old components keep loading.
+//! Everything that knows a WIT version's types: one folder per released
+//! version of a package, generated from its frozen folder under `wit/`
+//! (`v0_1/` for `verdict:verifier@0.1.x`, `packed_v0_1/` for
+//! `verdict:packed@0.1.x`), each holding the bindings, the host side of its
+//! imports, the conversions from the policy's types, lowering the packet and
+//! lifting the answers; and [`ApiVersion`]: the version a component was
+//! built against, which the sandbox matches on when it links and prepares a
+//! component. A new version is a new folder and a variant here; the old
+//! ones stay, so old components keep loading (`wit/README.md` walks
+//! through it). Nothing outside this folder names a version's module except
+//! through [`latest`] and [`packed_latest`].
 
-pub(crate) mod packed;
+pub(crate) mod packed_v0_1;
 pub(crate) mod v0_1;
 
-use crate::state::CallState;
+/// The newest `verdict:packed` version.
+pub(crate) use packed_v0_1 as packed_latest;
+/// The newest `verdict:verifier` version: the packet and answer types calls
+/// are made with.
+pub(crate) use v0_1 as latest;
+
+use crate::store::state::StoreState;
 use wasmtime::component::Linker;
 
 /// The package every version's interfaces belong to.
@@ -34,7 +45,7 @@ impl ApiVersion {
     }
 
     /// Adds this version's host imports (`types`, `artifacts`) to `linker`.
-    pub(crate) fn add_to_linker(self, linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    pub(crate) fn add_to_linker(self, linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
         match self {
             ApiVersion::V0_1 => v0_1::add_to_linker(linker),
         }

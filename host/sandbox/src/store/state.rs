@@ -1,0 +1,225 @@
+//! Per-call store state: the deny-all WASI context, the limiter, and the
+//! tenant-scoped, bounded implementation of the `artifacts` import (each
+//! WIT version's bindings adapt it to their types).
+
+use crate::artifacts::{ArtifactData, ArtifactError, ArtifactStore};
+use crate::call::usage::Usage;
+use crate::limits::Limits;
+use crate::store::clock::{CallClock, ClockView};
+use crate::store::deny::DenyHttp;
+use crate::store::limiter::CallLimiter;
+use crate::store::stderr::TailPipe;
+use std::sync::Arc;
+use std::time::Instant;
+use verdict_policy::CancelHandle;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
+
+/// Bytes of guest stderr kept per call.
+pub(crate) const STDERR_TAIL_BYTES: usize = 4096;
+
+/// Where a call was when it failed; classifies the canonical-ABI errors
+/// wasmtime reports untyped (see [`crate::abi`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallPhase {
+    /// Setting up the store: only the host can fail.
+    Setup,
+    /// Instantiating the component under the tenant's limits.
+    Instantiating,
+    /// Copying the packet in, through the guest's allocator.
+    Lowering,
+    /// The guest runs (and calls host imports); its answer is read back.
+    Running,
+}
+
+/// When a call passed its stage boundaries (for [`crate::CallStages`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StageMarks {
+    /// The store was set up.
+    pub(crate) ready: Option<Instant>,
+    /// The instance and its export were ready.
+    pub(crate) instantiated: Option<Instant>,
+    /// The packet was in guest memory.
+    pub(crate) lowered: Option<Instant>,
+}
+
+/// Everything a store needs for one call.
+pub(crate) struct StoreState {
+    /// Deny-all WASI (see `crate::store::deny`), built when the guest first calls
+    /// a WASI function (most checks never do; building one costs a few
+    /// random-number generators). The clocks are the call's virtual clocks
+    /// (`clock`), linked separately.
+    wasi: Option<WasiCtx>,
+    http: DenyHttp,
+    table: ResourceTable,
+    pub(crate) limiter: CallLimiter,
+    pub(crate) stderr: TailPipe,
+    pub(crate) clock: CallClock,
+    store: Arc<dyn ArtifactStore>,
+    limits: Limits,
+    pub(crate) deadline: Instant,
+    pub(crate) cancel: CancelHandle,
+    pub(crate) phase: CallPhase,
+    /// Set when the deadline stopped the guest.
+    pub(crate) timed_out: bool,
+    /// Set when cancellation stopped the guest.
+    pub(crate) cancelled: bool,
+    /// Artifact operations performed (including refused ones).
+    pub(crate) artifact_ops: u32,
+    /// Artifact bytes returned to the guest.
+    pub(crate) artifact_bytes: u64,
+    /// Stage boundaries reached so far.
+    pub(crate) marks: StageMarks,
+    /// The counters the caller can read while the call runs.
+    pub(crate) usage: Arc<Usage>,
+    /// When a guest still running should yield once, so that a call begun
+    /// on its caller's thread moves to its own (see [`crate::call::handoff`]).
+    pub(crate) yield_at: Option<Instant>,
+}
+
+impl StoreState {
+    pub(crate) fn new(
+        store: Arc<dyn ArtifactStore>,
+        limits: Limits,
+        clock: CallClock,
+        deadline: Instant,
+        cancel: CancelHandle,
+        max_memories: u32,
+        usage: Arc<Usage>,
+    ) -> Self {
+        let stderr = TailPipe::new(STDERR_TAIL_BYTES);
+        Self {
+            wasi: None,
+            http: DenyHttp::new(),
+            table: ResourceTable::new(),
+            limiter: CallLimiter::new(
+                limits.memory_bytes,
+                limits.table_elements,
+                limits.instances,
+                max_memories,
+            ),
+            stderr,
+            clock,
+            store,
+            limits,
+            deadline,
+            cancel,
+            phase: CallPhase::Setup,
+            timed_out: false,
+            cancelled: false,
+            artifact_ops: 0,
+            artifact_bytes: 0,
+            marks: StageMarks::default(),
+            usage,
+            yield_at: None,
+        }
+    }
+
+    /// True once, at the first tick after [`StoreState::yield_at`].
+    pub(crate) fn yield_due(&mut self) -> bool {
+        match self.yield_at {
+            Some(at) if Instant::now() >= at => {
+                self.yield_at = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Publishes the fuel left and the peak memory to the caller.
+    pub(crate) fn publish(&self, fuel_left: u64) {
+        self.usage.tick(fuel_left, self.limiter.peak_memory as u64);
+    }
+
+    /// The resource table, for `wasi:io`.
+    pub(crate) fn io_table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+
+    /// The call's virtual clocks, for `wasi:clocks`.
+    pub(crate) fn virtual_clocks(&mut self) -> ClockView<'_> {
+        ClockView {
+            clock: &self.clock,
+            table: &mut self.table,
+        }
+    }
+
+    /// Checks cancellation and the deadline; records which one fired.
+    pub(crate) fn should_interrupt(&mut self) -> bool {
+        if self.cancel.is_cancelled() {
+            self.cancelled = true;
+            return true;
+        }
+        if Instant::now() >= self.deadline {
+            self.timed_out = true;
+            return true;
+        }
+        false
+    }
+
+    /// Host imports are not interrupted by epochs, so each one checks the
+    /// deadline itself, then charges one operation against the call's budget.
+    fn begin_op(&mut self) -> wasmtime::Result<Result<(), ArtifactError>> {
+        if self.should_interrupt() {
+            return Err(wasmtime::Trap::Interrupt.into());
+        }
+        if self.artifact_ops >= self.limits.artifact_reads_per_call {
+            return Ok(Err(ArtifactError::LimitReached));
+        }
+        self.artifact_ops += 1;
+        self.usage.artifacts(self.artifact_ops, self.artifact_bytes);
+        Ok(Ok(()))
+    }
+
+    /// The `artifacts.read` import, for every WIT version's bindings: one
+    /// bounded operation in the tenant's scope. A refusal is a value; only
+    /// the deadline or cancellation stop the call (a trap).
+    pub(crate) fn read_artifact(
+        &mut self,
+        id: &str,
+    ) -> wasmtime::Result<Result<ArtifactData, ArtifactError>> {
+        if let Err(refused) = self.begin_op()? {
+            return Ok(Err(refused));
+        }
+        let read = self.store.read(id, self.limits.artifact_bytes_per_read);
+        if let Ok(data) = &read {
+            self.artifact_bytes += data.size;
+            self.usage.artifacts(self.artifact_ops, self.artifact_bytes);
+        }
+        Ok(read)
+    }
+
+    /// The `artifacts.list` import, bounded like [`StoreState::read_artifact`].
+    pub(crate) fn list_artifacts(
+        &mut self,
+        prefix: &str,
+    ) -> wasmtime::Result<Result<Vec<String>, ArtifactError>> {
+        if let Err(refused) = self.begin_op()? {
+            return Ok(Err(refused));
+        }
+        let max = self.limits.list_max_entries as usize;
+        Ok(self.store.list(prefix, max))
+    }
+}
+
+impl WasiView for StoreState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: self
+                .wasi
+                .get_or_insert_with(|| crate::store::deny::wasi_ctx(self.stderr.clone())),
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for StoreState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http.ctx,
+            table: &mut self.table,
+            hooks: &mut self.http.hooks,
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! A loaded, prepared verifier and the calls into it.
+//!
+//! Every call gets a fresh `Store`: its own fuel, epoch deadline, memory cap,
+//! WASI context, virtual clocks and artifact budget. A store that trapped is
+//! dropped with the call, so a trapped instance is never re-entered.
+//!
+//! Calls run on wasmtime's async API under the guard of [`crate::call::guard`]:
+//! every call ends by its deadline (plus a tick) or on cancellation, whether
+//! the guest computes, sleeps or waits in any host import. The blocking
+//! methods ([`LoadedVerifier::check`], [`LoadedVerifier::progress_key`])
+//! drive the same future on the calling thread; the `_async` ones can be
+//! awaited on any executor. A call that does not finish at once moves to a
+//! thread of its own while its caller waits, so the caller returns at the
+//! deadline even when the guest's thread is waiting for a core
+//! ([`crate::call::handoff`]).
+//!
+//! # Entry points
+//!
+//! A role is entered through its standard export
+//! (`verdict:verifier/completion` or `/progress`), or, when the component
+//! also exports the packed one (`verdict:packed/completion` or `/progress`,
+//! as every guest-SDK verifier does) and the host calls packed entry points
+//! ([`HostConfig::packed_packets`](crate::HostConfig::packed_packets)),
+//! through that: the same packet, passed in a few large pieces
+//! ([`crate::bindings`]). Both are typechecked at load.
+//!
+//! [`call`] is one call: a fresh store, instantiate, lower, run under the
+//! guard, lift, and its report.
+//!
+//! # Deadline
+//!
+//! A call's deadline is the earlier of the tenant's
+//! [`Limits::timeout_ms`](crate::Limits::timeout_ms), counted from the
+//! call's start, and the [`CheckContext`]'s deadline (the loop's checker
+//! deadline); whichever ends the call, it is reported as
+//! [`CheckError::Timeout`] with the limit that applied, in milliseconds.
+//! Cancelling the context's [`CancelHandle`](verdict_policy::CancelHandle)
+//! stops the call with [`CheckError::Cancelled`].
+
+pub(crate) mod call;
+
+use crate::abi::{GuestAnswer, GuestText};
+use crate::bindings::ApiVersion;
+use crate::bindings::latest::{self, KeyAnswer, PacketArg, VerdictAnswer};
+use crate::bindings::packed_latest::PackedArg;
+use crate::call::usage::Usage;
+use crate::error::{CheckError, LoadError};
+use crate::load::census::Footprint;
+use crate::load::component::{self, Role};
+use crate::load::imports;
+use crate::load::shared::Shared;
+use crate::store::clock::CallClock;
+use crate::store::state::StoreState;
+use crate::tenant::Tenant;
+use crate::verifier::call::{Call, CallReport, CallRun, deadline, failed};
+use std::sync::{Arc, Weak};
+use std::time::{Instant, SystemTime};
+use verdict_policy::{CheckContext, CheckPacket, Verdict};
+use wasmtime::component::{
+    Component, ComponentExportIndex, ComponentNamedList, InstancePre, Lift, Lower,
+    types::ComponentItem,
+};
+
+/// A verifier component loaded by a [`VerifierHost`](crate::VerifierHost):
+/// compiled, checked and prepared once, called many times (each call in a
+/// fresh store). Clones share one prepared component.
+#[derive(Clone)]
+pub struct LoadedVerifier {
+    inner: Arc<Prepared>,
+}
+
+/// A verifier that may have been dropped since: what its host remembers of
+/// the verifiers it loaded, so that loading the same component again while
+/// one is live shares it rather than loading its code again.
+#[derive(Clone)]
+pub(crate) struct WeakVerifier(Weak<Prepared>);
+
+impl WeakVerifier {
+    /// The verifier, if any clone of it is still live.
+    pub(crate) fn upgrade(&self) -> Option<LoadedVerifier> {
+        self.0.upgrade().map(|inner| LoadedVerifier { inner })
+    }
+}
+
+/// What a loaded verifier is: everything a call needs, read-only.
+struct Prepared {
+    shared: Arc<Shared>,
+    pre: InstancePre<StoreState>,
+    digest: String,
+    /// The WIT version the exports were built against: which bindings
+    /// prepare and call it.
+    api: ApiVersion,
+    completion: Option<Entry>,
+    progress: Option<Entry>,
+    /// What instantiating it creates, checked against each call's limits.
+    footprint: Footprint,
+}
+
+impl std::fmt::Debug for LoadedVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = &self.inner;
+        f.debug_struct("LoadedVerifier")
+            .field("digest", &inner.digest)
+            .field("api", &inner.api)
+            .field("completion", &inner.completion)
+            .field("progress", &inner.progress)
+            .finish()
+    }
+}
+
+/// The export a call of one role enters.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    index: ComponentExportIndex,
+    /// A packed entry point (`verdict:packed`), taking [`PackedArg`].
+    packed: bool,
+}
+
+/// The entry of `role` (its function `func` returning `A`): the standard
+/// export, or the packed one beside it when the host calls packed entry
+/// points. `None` without the standard export; both are typechecked
+/// whenever present.
+fn entry<A: ComponentNamedList + Lift + 'static>(
+    pre: &InstancePre<StoreState>,
+    exports: &[String],
+    role: Role,
+    func: &str,
+    packed_packets: bool,
+) -> Result<Option<Entry>, LoadError> {
+    let names = || exports.iter().map(String::as_str);
+    let Some(standard) = component::role_export(names(), role) else {
+        return Ok(None);
+    };
+    let index = export_func::<(PacketArg<'_>,), A>(pre, standard, func)?;
+    let packed = match component::packed_export(names(), role) {
+        Some(name) => Some(export_func::<(PackedArg<'_>,), A>(pre, name, func)?),
+        None => None,
+    };
+    Ok(Some(match packed {
+        Some(index) if packed_packets => Entry {
+            index,
+            packed: true,
+        },
+        _ => Entry {
+            index,
+            packed: false,
+        },
+    }))
+}
+
+/// The export `func` of the interface exported as `interface`, type-checked
+/// as taking `P` and returning `A`.
+fn export_func<P: ComponentNamedList + Lower, A: ComponentNamedList + Lift + 'static>(
+    pre: &InstancePre<StoreState>,
+    interface: &str,
+    func: &str,
+) -> Result<ComponentExportIndex, LoadError> {
+    let component = pre.component();
+    let missing = || LoadError::Link(format!("no export `{func}` in `{interface}`"));
+    let (_, iface) = component.get_export(None, interface).ok_or_else(missing)?;
+    let (item, index) = component
+        .get_export(Some(&iface), func)
+        .ok_or_else(missing)?;
+    match item {
+        ComponentItem::ComponentFunc(ty) => ty
+            .typecheck::<P, A>(&pre.instance_type())
+            .map_err(|e| LoadError::Link(format!("export `{interface}#{func}`: {e}")))?,
+        _ => return Err(missing()),
+    }
+    Ok(index)
+}
+
+impl LoadedVerifier {
+    pub(crate) fn prepare(
+        shared: Arc<Shared>,
+        component: Component,
+        digest: String,
+        footprint: Footprint,
+    ) -> Result<Self, LoadError> {
+        let ty = component.component_type();
+        imports::check_imports(ty.imports(&shared.engine).map(|(name, _)| name))?;
+        let exports: Vec<String> = ty
+            .exports(&shared.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let Some(api) = component::api_version(exports.iter().map(String::as_str))? else {
+            return Err(LoadError::NoVerifierExport);
+        };
+        let pre = shared
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| LoadError::Link(e.to_string()))?;
+        let packed = shared.packed_packets;
+        let (completion, progress) = match api {
+            ApiVersion::V0_1 => (
+                entry::<VerdictAnswer>(&pre, &exports, Role::Completion, "check", packed)?,
+                entry::<KeyAnswer>(&pre, &exports, Role::Progress, "progress-key", packed)?,
+            ),
+        };
+        let inner = Prepared {
+            shared,
+            pre,
+            digest,
+            api,
+            completion,
+            progress,
+            footprint,
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// A reference that does not keep this verifier loaded.
+    pub(crate) fn downgrade(&self) -> WeakVerifier {
+        WeakVerifier(Arc::downgrade(&self.inner))
+    }
+
+    /// Lowercase hex SHA-256 of the component bytes: its identity as a checker.
+    pub fn digest(&self) -> &str {
+        &self.inner.digest
+    }
+
+    /// True when the component exports `completion`.
+    pub fn has_completion(&self) -> bool {
+        self.inner.completion.is_some()
+    }
+
+    /// True when the component exports `progress`.
+    pub fn has_progress(&self) -> bool {
+        self.inner.progress.is_some()
+    }
+
+    /// True when calls of `role` enter the component's packed entry point
+    /// (see [`HostConfig::packed_packets`](crate::HostConfig::packed_packets)).
+    pub fn calls_packed(&self, role: Role) -> bool {
+        let entry = match role {
+            Role::Completion => self.inner.completion,
+            Role::Progress => self.inner.progress,
+        };
+        entry.is_some_and(|e| e.packed)
+    }
+
+    /// Runs the completion check for `tenant` on `packet` within `ctx`,
+    /// blocking the calling thread (see [`LoadedVerifier::check_async`]).
+    pub fn check(
+        &self,
+        tenant: &Tenant,
+        packet: &CheckPacket,
+        ctx: &CheckContext,
+    ) -> CallReport<Verdict> {
+        match self.start_check(tenant, packet, ctx) {
+            Ok(call) => call.blocking(),
+            Err(refused) => failed(refused),
+        }
+        .validated(|VerdictAnswer(verdict, _)| latest::verdict(verdict))
+    }
+
+    /// Runs the completion check for `tenant` on `packet` within `ctx` (see
+    /// the module docs for the deadline). Needs no particular executor: the
+    /// deadline and guest sleeps are timed by the host's epoch ticker.
+    pub async fn check_async(
+        &self,
+        tenant: &Tenant,
+        packet: &CheckPacket,
+        ctx: &CheckContext,
+    ) -> CallReport<Verdict> {
+        match self.start_check(tenant, packet, ctx) {
+            Ok(call) => call.finish().await,
+            Err(refused) => failed(refused),
+        }
+        .validated(|VerdictAnswer(verdict, _)| latest::verdict(verdict))
+    }
+
+    fn start_check(
+        &self,
+        tenant: &Tenant,
+        packet: &CheckPacket,
+        ctx: &CheckContext,
+    ) -> Result<Call<VerdictAnswer>, CheckError> {
+        let Some(entry) = self.inner.completion else {
+            return Err(CheckError::Unsupported("completion"));
+        };
+        match self.inner.api {
+            ApiVersion::V0_1 => self.start(tenant, ctx, entry, packet),
+        }
+    }
+
+    /// Samples the progress key for `tenant` on `packet` within `ctx`,
+    /// blocking the calling thread (see [`LoadedVerifier::progress_key_async`]).
+    pub fn progress_key(
+        &self,
+        tenant: &Tenant,
+        packet: &CheckPacket,
+        ctx: &CheckContext,
+    ) -> CallReport<String> {
+        match self.start_progress(tenant, packet, ctx) {
+            Ok(call) => call.blocking(),
+            Err(refused) => failed(refused),
+        }
+        .validated(progress_key)
+    }
+
+    /// Samples the progress key for `tenant` on `packet` within `ctx`.
+    pub async fn progress_key_async(
+        &self,
+        tenant: &Tenant,
+        packet: &CheckPacket,
+        ctx: &CheckContext,
+    ) -> CallReport<String> {
+        match self.start_progress(tenant, packet, ctx) {
+            Ok(call) => call.finish().await,
+            Err(refused) => failed(refused),
+        }
+        .validated(progress_key)
+    }
+
+    fn start_progress(
+        &self,
+        tenant: &Tenant,
+        packet: &CheckPacket,
+        ctx: &CheckContext,
+    ) -> Result<Call<KeyAnswer>, CheckError> {
+        let Some(entry) = self.inner.progress else {
+            return Err(CheckError::Unsupported("progress"));
+        };
+        match self.inner.api {
+            ApiVersion::V0_1 => self.start(tenant, ctx, entry, packet),
+        }
+    }
+
+    /// Sets up a call of the export `entry` with `packet` for `tenant`,
+    /// under the deadline and the cancellation of `ctx`: the limits are
+    /// checked, the deadline fixed, and the call future owns what it uses
+    /// (see [`crate::call::handoff`]). A refusal here is a call that never began.
+    fn start<A: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static>(
+        &self,
+        tenant: &Tenant,
+        ctx: &CheckContext,
+        entry: Entry,
+        packet: &CheckPacket,
+    ) -> Result<Call<A>, CheckError> {
+        let started = Instant::now();
+        let cancel = ctx.cancel_handle();
+        if cancel.is_cancelled() {
+            return Err(CheckError::Cancelled);
+        }
+        let limits = *tenant.limits();
+        if let Err(over) = self
+            .inner
+            .footprint
+            .fits(&limits, self.inner.shared.load.max_memories)
+        {
+            return Err(CheckError::LoadRejected(over));
+        }
+        let (deadline, limit_ms) = deadline(started, &limits, ctx);
+        let clock = CallClock::new(
+            started,
+            SystemTime::now(),
+            deadline,
+            Arc::clone(&self.inner.shared.timers),
+        );
+        let usage = Arc::new(Usage::new(limits.fuel));
+        let wall_clock_ms = clock.wall_clock_ms();
+        let run = CallRun {
+            shared: Arc::clone(&self.inner.shared),
+            pre: self.inner.pre.clone(),
+            index: entry.index,
+            packed: entry.packed,
+            packet: packet.clone(),
+            limits,
+            started,
+            limit_ms,
+            state: StoreState::new(
+                Arc::clone(tenant.artifacts()),
+                limits,
+                clock,
+                deadline,
+                cancel.clone(),
+                self.inner.shared.load.max_memories,
+                Arc::clone(&usage),
+            ),
+        };
+        Ok(Call {
+            future: Box::pin(run.run()),
+            timers: Arc::clone(&self.inner.shared.timers),
+            cancel: cancel.clone(),
+            deadline,
+            limit_ms,
+            started,
+            fuel: limits.fuel,
+            wall_clock_ms,
+            usage,
+            prompt_wakeups: self.inner.shared.prompt_wakeups,
+        })
+    }
+}
+
+/// A progress key's answer, validated.
+fn progress_key(KeyAnswer(key, _): KeyAnswer) -> Result<String, CheckError> {
+    match key {
+        GuestText::Text(key) => Ok(key),
+        GuestText::TooLong { chars } => Err(CheckError::InvalidProgressKey { chars }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The async calls can be spawned on a multi-threaded executor.
+    #[allow(dead_code)]
+    fn calls_are_send(verifier: &LoadedVerifier, tenant: &Tenant, packet: &CheckPacket) {
+        fn send<T: Send>(_: T) {}
+        let ctx = CheckContext::new();
+        send(verifier.check_async(tenant, packet, &ctx));
+        send(verifier.progress_key_async(tenant, packet, &ctx));
+    }
+}
