@@ -21,7 +21,8 @@
 //   packet argument, lowering helpers, reading answers and strings from
 //   guest memory, and `shim.rs`, the one door to wasmtime's `__internal`.
 // - `bindings/`: everything that knows a WIT version's types, one folder
-//   per version (`v0_1/`, `packed_v0_1/`), with `latest` aliases.
+//   per version (`v0_1/`, `packed_v0_1/`), each implementing `Version`;
+//   `ApiVersion::with` picks a component's own.
 // - `artifacts/`: the tenant's read-only artifact stores.
 // - `error.rs` (every error type), `limits.rs`, `fsutil.rs` (reading files
 //   that must not block).

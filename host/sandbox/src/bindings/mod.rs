@@ -7,23 +7,56 @@
 //! built against, which the sandbox matches on when it links and prepares a
 //! component. A new version is a new folder and a variant here; the old
 //! ones stay, so old components keep loading (`wit/README.md` walks
-//! through it). Nothing outside this folder names a version's module except
-//! through [`latest`] and [`packed_latest`].
+//! through it). Nothing outside this folder names a version's module: the
+//! sandbox reaches a component's version through [`ApiVersion::with`] and
+//! the [`Version`] each folder implements, so a component is always
+//! prepared and called with its own version's types (an alias to the newest
+//! would bind old components to new types).
 
 pub(crate) mod packed_v0_1;
 pub(crate) mod v0_1;
 
-/// The newest `verdict:packed` version.
-pub(crate) use packed_v0_1 as packed_latest;
-/// The newest `verdict:verifier` version: the packet and answer types calls
-/// are made with.
-pub(crate) use v0_1 as latest;
-
+use crate::abi::GuestAnswer;
+use crate::error::CheckError;
 use crate::store::state::StoreState;
-use wasmtime::component::Linker;
+use verdict_policy::{CheckPacket, Verdict};
+use wasmtime::component::{ComponentNamedList, ComponentType, Lift, Linker, Lower};
+
+/// What the sandbox prepares and calls a component of one version with:
+/// its packet arguments and its answers. Each version folder implements it
+/// on its `Api`, and [`ApiVersion`] picks the implementation for a
+/// component.
+pub(crate) trait Version: 'static {
+    /// The standard exports' packet argument.
+    type Packet<'a>: ComponentType + Lower + Send + Sync;
+    /// The packed exports' packet argument.
+    type Packed<'a>: ComponentType + Lower + Send + Sync;
+    /// `check`'s answer, as read from guest memory.
+    type Verdict: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static;
+    /// `progress-key`'s answer, as read from guest memory.
+    type Key: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static;
+
+    /// `packet` as the standard argument.
+    fn packet(packet: &CheckPacket) -> Self::Packet<'_>;
+    /// `packet` as the packed argument.
+    fn packed(packet: &CheckPacket) -> Self::Packed<'_>;
+    /// The `major.minor` of the `verdict:packed` series that goes with this
+    /// version.
+    const PACKED_SERIES: &'static str;
+
+    /// The verdict an answer carries, validated.
+    fn verdict(answer: Self::Verdict) -> Result<Verdict, CheckError>;
+    /// The progress key an answer carries, validated.
+    fn key(answer: Self::Key) -> Result<String, CheckError>;
+}
 
 /// The package every version's interfaces belong to.
 pub(crate) const PACKAGE: &str = "verdict:verifier";
+
+/// The package of the packed entry points a verifier may export beside its
+/// `verdict:verifier` ones (each version names its series:
+/// [`Version::PACKED_SERIES`]).
+pub(crate) const PACKED_PACKAGE: &str = "verdict:packed";
 
 /// A released version of the `verdict:verifier` package this host serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +74,15 @@ impl ApiVersion {
     pub(crate) const fn major_minor(self) -> &'static str {
         match self {
             ApiVersion::V0_1 => "0.1",
+        }
+    }
+
+    /// Runs `op` with this version's [`Version`] implementation: the one
+    /// place that maps a component's version to the types it is prepared and
+    /// called with.
+    pub(crate) fn with<Op: WithVersion>(self, op: Op) -> Op::Output {
+        match self {
+            ApiVersion::V0_1 => op.run::<v0_1::Api>(),
         }
     }
 
@@ -63,6 +105,15 @@ impl ApiVersion {
             .find(|api| in_series(version, api.major_minor()))?;
         Some((api, interface))
     }
+}
+
+/// Something done with a component's [`Version`], whichever it is (see
+/// [`ApiVersion::with`]).
+pub(crate) trait WithVersion {
+    /// What it gives.
+    type Output;
+    /// Does it with version `V`.
+    fn run<V: Version>(self) -> Self::Output;
 }
 
 /// True when semver `version` is `major_minor` or one of its patches

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::bindings::{ApiVersion, PACKAGE, in_series, packed_latest as packed};
+use crate::bindings::{ApiVersion, PACKAGE, PACKED_PACKAGE, in_series};
 use crate::error::LoadError;
 
 /// What a byte string is, by its 8-byte header.
@@ -81,11 +81,12 @@ pub(crate) fn role_export<'a>(
         .find(|name| role_of(name).is_some_and(|(r, _)| r == role))
 }
 
-/// The packed entry point (`verdict:packed/<role>@0.1.x`) exported for
-/// `role`, if any.
+/// The packed entry point (`verdict:packed/<role>@<series>.x`) exported
+/// for `role`, if any.
 pub(crate) fn packed_export<'a>(
     exports: impl IntoIterator<Item = &'a str>,
     role: Role,
+    series: &str,
 ) -> Option<&'a str> {
     let interface = ROLE_EXPORTS
         .iter()
@@ -93,10 +94,10 @@ pub(crate) fn packed_export<'a>(
         .map(|(name, _)| *name)?;
     exports.into_iter().find(|name| {
         name.split_once('@').is_some_and(|(path, version)| {
-            path.strip_prefix(packed::PACKAGE)
+            path.strip_prefix(PACKED_PACKAGE)
                 .and_then(|rest| rest.strip_prefix('/'))
                 == Some(interface)
-                && in_series(version, packed::MAJOR_MINOR)
+                && in_series(version, series)
         })
     })
 }
@@ -195,11 +196,11 @@ mod tests {
             "verdict:packedx/progress@0.1.0",
         ];
         assert_eq!(
-            packed_export(exports, Role::Completion),
+            packed_export(exports, Role::Completion, "0.1"),
             Some("verdict:packed/completion@0.1.3")
         );
         // Another major.minor, or another package, is not ours to call.
-        assert_eq!(packed_export(exports, Role::Progress), None);
+        assert_eq!(packed_export(exports, Role::Progress, "0.1"), None);
         // Packed exports give no role by themselves.
         assert_eq!(roles(exports), [Role::Completion]);
     }

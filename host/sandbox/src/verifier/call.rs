@@ -5,8 +5,7 @@
 //! (see [`crate::call::handoff`]).
 
 use crate::abi::GuestAnswer;
-use crate::bindings::latest::PacketArg;
-use crate::bindings::packed_latest::PackedArg;
+use crate::bindings::Version;
 use crate::call::guard::{self, Stop};
 use crate::call::handoff::{self, OwnedCall};
 use crate::call::timer::Timers;
@@ -191,7 +190,10 @@ impl CallRun {
     /// Instantiates in a fresh store with the tenant's limits and calls the
     /// export with the packet, under the guard of the call's deadline and
     /// cancellation.
-    pub(crate) async fn run<A: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static>(
+    pub(crate) async fn run<
+        V: Version,
+        A: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static,
+    >(
         self,
     ) -> CallReport<A> {
         let Self {
@@ -245,13 +247,13 @@ impl CallRun {
                 store.data_mut().phase = CallPhase::Lowering;
             };
             if packed {
-                let func = instance.get_typed_func::<(PackedArg<'_>,), A>(&mut store, index)?;
+                let func = instance.get_typed_func::<(V::Packed<'_>,), A>(&mut store, index)?;
                 instantiated(&mut store);
-                func.call_async(&mut store, (PackedArg(&packet),)).await
+                func.call_async(&mut store, (V::packed(&packet),)).await
             } else {
-                let func = instance.get_typed_func::<(PacketArg<'_>,), A>(&mut store, index)?;
+                let func = instance.get_typed_func::<(V::Packet<'_>,), A>(&mut store, index)?;
                 instantiated(&mut store);
-                func.call_async(&mut store, (PacketArg(&packet),)).await
+                func.call_async(&mut store, (V::packet(&packet),)).await
             }
         };
         let outcome = guard::guarded(run, deadline, &cancel, &shared.timers).await;

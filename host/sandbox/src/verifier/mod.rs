@@ -39,10 +39,9 @@
 
 pub(crate) mod call;
 
-use crate::abi::{GuestAnswer, GuestText};
+use crate::abi::GuestAnswer;
 use crate::bindings::ApiVersion;
-use crate::bindings::latest::{self, KeyAnswer, PacketArg, VerdictAnswer};
-use crate::bindings::packed_latest::PackedArg;
+use crate::bindings::{Version, WithVersion};
 use crate::call::usage::Usage;
 use crate::error::{CheckError, LoadError};
 use crate::load::census::Footprint;
@@ -112,15 +111,83 @@ impl std::fmt::Debug for LoadedVerifier {
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     index: ComponentExportIndex,
-    /// A packed entry point (`verdict:packed`), taking [`PackedArg`].
+    /// A packed entry point (`verdict:packed`), taking [`Version::Packed`].
     packed: bool,
+}
+
+/// The entries of both roles of a component, with its version's types.
+struct Entries<'a> {
+    pre: &'a InstancePre<StoreState>,
+    exports: &'a [String],
+    packed: bool,
+}
+
+impl WithVersion for Entries<'_> {
+    type Output = Result<(Option<Entry>, Option<Entry>), LoadError>;
+
+    fn run<V: Version>(self) -> Self::Output {
+        let Self {
+            pre,
+            exports,
+            packed,
+        } = self;
+        Ok((
+            entry::<V, V::Verdict>(pre, exports, Role::Completion, "check", packed)?,
+            entry::<V, V::Key>(pre, exports, Role::Progress, "progress-key", packed)?,
+        ))
+    }
+}
+
+/// A call about to start, whatever its role.
+struct Start<'a> {
+    verifier: &'a LoadedVerifier,
+    tenant: &'a Tenant,
+    ctx: &'a CheckContext,
+    entry: Entry,
+    packet: &'a CheckPacket,
+}
+
+/// A completion check starting, with its component's version's types.
+struct StartCheck<'a>(Start<'a>);
+
+impl WithVersion for StartCheck<'_> {
+    type Output = Result<Call<Verdict>, CheckError>;
+
+    fn run<V: Version>(self) -> Self::Output {
+        let Start {
+            verifier,
+            tenant,
+            ctx,
+            entry,
+            packet,
+        } = self.0;
+        verifier.start::<V, V::Verdict, _>(tenant, ctx, entry, packet, V::verdict)
+    }
+}
+
+/// A progress-key sample starting, with its component's version's types.
+struct StartProgress<'a>(Start<'a>);
+
+impl WithVersion for StartProgress<'_> {
+    type Output = Result<Call<String>, CheckError>;
+
+    fn run<V: Version>(self) -> Self::Output {
+        let Start {
+            verifier,
+            tenant,
+            ctx,
+            entry,
+            packet,
+        } = self.0;
+        verifier.start::<V, V::Key, _>(tenant, ctx, entry, packet, V::key)
+    }
 }
 
 /// The entry of `role` (its function `func` returning `A`): the standard
 /// export, or the packed one beside it when the host calls packed entry
 /// points. `None` without the standard export; both are typechecked
 /// whenever present.
-fn entry<A: ComponentNamedList + Lift + 'static>(
+fn entry<V: Version, A: ComponentNamedList + Lift + 'static>(
     pre: &InstancePre<StoreState>,
     exports: &[String],
     role: Role,
@@ -131,9 +198,9 @@ fn entry<A: ComponentNamedList + Lift + 'static>(
     let Some(standard) = component::role_export(names(), role) else {
         return Ok(None);
     };
-    let index = export_func::<(PacketArg<'_>,), A>(pre, standard, func)?;
-    let packed = match component::packed_export(names(), role) {
-        Some(name) => Some(export_func::<(PackedArg<'_>,), A>(pre, name, func)?),
+    let index = export_func::<(V::Packet<'_>,), A>(pre, standard, func)?;
+    let packed = match component::packed_export(names(), role, V::PACKED_SERIES) {
+        Some(name) => Some(export_func::<(V::Packed<'_>,), A>(pre, name, func)?),
         None => None,
     };
     Ok(Some(match packed {
@@ -191,12 +258,11 @@ impl LoadedVerifier {
             .instantiate_pre(&component)
             .map_err(|e| LoadError::Link(e.to_string()))?;
         let packed = shared.packed_packets;
-        let (completion, progress) = match api {
-            ApiVersion::V0_1 => (
-                entry::<VerdictAnswer>(&pre, &exports, Role::Completion, "check", packed)?,
-                entry::<KeyAnswer>(&pre, &exports, Role::Progress, "progress-key", packed)?,
-            ),
-        };
+        let (completion, progress) = api.with(Entries {
+            pre: &pre,
+            exports: &exports,
+            packed,
+        })?;
         let inner = Prepared {
             shared,
             pre,
@@ -253,7 +319,6 @@ impl LoadedVerifier {
             Ok(call) => call.blocking(),
             Err(refused) => failed(refused),
         }
-        .validated(|VerdictAnswer(verdict, _)| latest::verdict(verdict))
     }
 
     /// Runs the completion check for `tenant` on `packet` within `ctx` (see
@@ -269,7 +334,6 @@ impl LoadedVerifier {
             Ok(call) => call.finish().await,
             Err(refused) => failed(refused),
         }
-        .validated(|VerdictAnswer(verdict, _)| latest::verdict(verdict))
     }
 
     fn start_check(
@@ -277,13 +341,17 @@ impl LoadedVerifier {
         tenant: &Tenant,
         packet: &CheckPacket,
         ctx: &CheckContext,
-    ) -> Result<Call<VerdictAnswer>, CheckError> {
+    ) -> Result<Call<Verdict>, CheckError> {
         let Some(entry) = self.inner.completion else {
             return Err(CheckError::Unsupported("completion"));
         };
-        match self.inner.api {
-            ApiVersion::V0_1 => self.start(tenant, ctx, entry, packet),
-        }
+        self.inner.api.with(StartCheck(Start {
+            verifier: self,
+            tenant,
+            ctx,
+            entry,
+            packet,
+        }))
     }
 
     /// Samples the progress key for `tenant` on `packet` within `ctx`,
@@ -298,7 +366,6 @@ impl LoadedVerifier {
             Ok(call) => call.blocking(),
             Err(refused) => failed(refused),
         }
-        .validated(progress_key)
     }
 
     /// Samples the progress key for `tenant` on `packet` within `ctx`.
@@ -312,7 +379,6 @@ impl LoadedVerifier {
             Ok(call) => call.finish().await,
             Err(refused) => failed(refused),
         }
-        .validated(progress_key)
     }
 
     fn start_progress(
@@ -320,26 +386,35 @@ impl LoadedVerifier {
         tenant: &Tenant,
         packet: &CheckPacket,
         ctx: &CheckContext,
-    ) -> Result<Call<KeyAnswer>, CheckError> {
+    ) -> Result<Call<String>, CheckError> {
         let Some(entry) = self.inner.progress else {
             return Err(CheckError::Unsupported("progress"));
         };
-        match self.inner.api {
-            ApiVersion::V0_1 => self.start(tenant, ctx, entry, packet),
-        }
+        self.inner.api.with(StartProgress(Start {
+            verifier: self,
+            tenant,
+            ctx,
+            entry,
+            packet,
+        }))
     }
 
     /// Sets up a call of the export `entry` with `packet` for `tenant`,
     /// under the deadline and the cancellation of `ctx`: the limits are
     /// checked, the deadline fixed, and the call future owns what it uses
     /// (see [`crate::call::handoff`]). A refusal here is a call that never began.
-    fn start<A: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static>(
+    fn start<
+        V: Version,
+        A: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static,
+        T: Send + 'static,
+    >(
         &self,
         tenant: &Tenant,
         ctx: &CheckContext,
         entry: Entry,
         packet: &CheckPacket,
-    ) -> Result<Call<A>, CheckError> {
+        validate: fn(A) -> Result<T, CheckError>,
+    ) -> Result<Call<T>, CheckError> {
         let started = Instant::now();
         let cancel = ctx.cancel_handle();
         if cancel.is_cancelled() {
@@ -382,7 +457,7 @@ impl LoadedVerifier {
             ),
         };
         Ok(Call {
-            future: Box::pin(run.run()),
+            future: Box::pin(async move { run.run::<V, A>().await.validated(validate) }),
             timers: Arc::clone(&self.inner.shared.timers),
             cancel: cancel.clone(),
             deadline,
@@ -393,14 +468,6 @@ impl LoadedVerifier {
             usage,
             prompt_wakeups: self.inner.shared.prompt_wakeups,
         })
-    }
-}
-
-/// A progress key's answer, validated.
-fn progress_key(KeyAnswer(key, _): KeyAnswer) -> Result<String, CheckError> {
-    match key {
-        GuestText::Text(key) => Ok(key),
-        GuestText::TooLong { chars } => Err(CheckError::InvalidProgressKey { chars }),
     }
 }
 

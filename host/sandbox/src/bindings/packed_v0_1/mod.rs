@@ -18,8 +18,5 @@ wasmtime::component::bindgen!({
 /// them, field for field).
 pub(crate) use exports::verdict::packed::completion as types;
 
-/// The package the packed interfaces belong to.
-pub(crate) const PACKAGE: &str = "verdict:packed";
-
 /// The `major.minor` of the packed package this host calls.
 pub(crate) const MAJOR_MINOR: &str = "0.1";

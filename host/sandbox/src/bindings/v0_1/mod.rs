@@ -8,8 +8,46 @@ pub(crate) mod convert;
 mod lift;
 mod lower;
 
-pub(crate) use lift::{KeyAnswer, VerdictAnswer, verdict};
+pub(crate) use lift::{KeyAnswer, VerdictAnswer};
 pub(crate) use lower::PacketArg;
+
+use crate::abi::GuestText;
+use crate::bindings::Version;
+use crate::bindings::packed_v0_1::PackedArg;
+use crate::error::CheckError;
+use verdict_policy::{CheckPacket, Verdict};
+
+/// `verdict:verifier@0.1.x` (with `verdict:packed@0.1.x`) as the sandbox
+/// calls it.
+pub(crate) struct Api;
+
+impl Version for Api {
+    type Packet<'a> = PacketArg<'a>;
+    type Packed<'a> = PackedArg<'a>;
+    type Verdict = VerdictAnswer;
+    type Key = KeyAnswer;
+
+    const PACKED_SERIES: &'static str = crate::bindings::packed_v0_1::MAJOR_MINOR;
+
+    fn packet(packet: &CheckPacket) -> PacketArg<'_> {
+        PacketArg(packet)
+    }
+
+    fn packed(packet: &CheckPacket) -> PackedArg<'_> {
+        PackedArg(packet)
+    }
+
+    fn verdict(VerdictAnswer(verdict, _): VerdictAnswer) -> Result<Verdict, CheckError> {
+        lift::verdict(verdict)
+    }
+
+    fn key(KeyAnswer(key, _): KeyAnswer) -> Result<String, CheckError> {
+        match key {
+            GuestText::Text(key) => Ok(key),
+            GuestText::TooLong { chars } => Err(CheckError::InvalidProgressKey { chars }),
+        }
+    }
+}
 
 use crate::artifacts::{ArtifactData, ArtifactError};
 use crate::store::state::StoreState;
