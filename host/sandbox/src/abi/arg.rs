@@ -16,21 +16,7 @@ macro_rules! packet_arg {
         $(#[$doc])*
         pub(crate) struct $arg<'a>(pub(crate) &'a verdict_policy::CheckPacket);
 
-        // SAFETY: every item delegates to the WIT record's own (generated)
-        // implementation, so the type information and ABI are exactly its.
-        #[allow(unsafe_code)]
-        unsafe impl wasmtime::component::ComponentType for $arg<'_> {
-            type Lower = <$wit as wasmtime::component::ComponentType>::Lower;
-            const ABI: $crate::abi::shim::CanonicalAbiInfo =
-                <$wit as wasmtime::component::ComponentType>::ABI;
-
-            fn typecheck(
-                ty: &$crate::abi::shim::InterfaceType,
-                types: &$crate::abi::shim::InstanceType<'_>,
-            ) -> wasmtime::Result<()> {
-                <$wit as wasmtime::component::ComponentType>::typecheck(ty, types)
-            }
-        }
+        $crate::abi::lower::view_of!($arg, $wit);
 
         // SAFETY: delegates to the view, which writes the record's layout;
         // marking the phase touches only the host's own store data.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 /// Which compiler a host uses for the components it loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CompilerChoice {
     /// Cranelift up to [`LoadLimits::max_cranelift_code_bytes`] of code,
     /// Winch above (see the module docs). The default.

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 /// Where a host compiles the components it loads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CompileIn {
     /// In the host's own process (bounded by the census estimate only).
     /// The default for a library.
