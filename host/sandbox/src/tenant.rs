@@ -2,6 +2,7 @@
 
 use crate::artifacts::ArtifactStore;
 use crate::limits::Limits;
+use crate::verifier::ready::MAX_READY_INSTANCES;
 use std::sync::Arc;
 
 /// A tenant: an id, per-call limits and an artifact scope. A verifier called
@@ -11,6 +12,7 @@ pub struct Tenant {
     id: String,
     limits: Limits,
     artifacts: Arc<dyn ArtifactStore>,
+    ready_instances: usize,
 }
 
 impl Tenant {
@@ -20,6 +22,7 @@ impl Tenant {
             id: id.into(),
             limits,
             artifacts,
+            ready_instances: 0,
         }
     }
 
@@ -37,6 +40,22 @@ impl Tenant {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// Keeps `n` instances of each verifier this tenant calls instantiated
+    /// ahead of its checks (at most [`MAX_READY_INSTANCES`]), each used for
+    /// exactly one check and refilled off the caller's path: a check then
+    /// starts without instantiating. 0 (the default) instantiates in every
+    /// check. Each ready instance holds its memory (the verifier's linear
+    /// memory after start-up) while it waits.
+    pub fn with_ready_instances(mut self, n: usize) -> Self {
+        self.ready_instances = n.min(MAX_READY_INSTANCES);
+        self
+    }
+
+    /// How many ready instances this tenant keeps per verifier.
+    pub fn ready_instances(&self) -> usize {
+        self.ready_instances
     }
 
     /// The tenant's artifact store.

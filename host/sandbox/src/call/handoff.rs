@@ -63,7 +63,7 @@ impl<T> Slot<T> {
 /// guest code needs: its trap signals deliverable ([`TrapSignals`]) and
 /// WebAssembly's floating-point environment ([`WasmFloats`]), the thread's
 /// own restored when the poll returns.
-struct GuestPolls<F>(F);
+pub(crate) struct GuestPolls<F>(pub(crate) F);
 
 impl<F: Future + Unpin> Future for GuestPolls<F> {
     type Output = F::Output;

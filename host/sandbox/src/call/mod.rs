@@ -8,6 +8,7 @@
 //! Nothing here knows a component or a store: the call itself (a fresh
 //! store, instantiate, lower, run, lift) is [`crate::verifier`]'s.
 
+pub(crate) mod background;
 pub(crate) mod fpenv;
 pub(crate) mod guard;
 pub(crate) mod handoff;

@@ -150,7 +150,7 @@ fn nice_zero() -> Result<thread_priority::ThreadPriority, thread_priority::Error
 /// round-robin, deadline) to the normal one at nice 0; a thread already
 /// under a normal policy is left as it is. Lowering a priority needs no
 /// privilege, so this fails only on an unusual kernel, and is then logged.
-fn leave_real_time() {
+pub(crate) fn leave_real_time() {
     use thread_priority::ThreadSchedulePolicy;
     if !matches!(
         thread_priority::thread_schedule_policy(),

@@ -44,6 +44,17 @@ pub(crate) struct StageMarks {
     pub(crate) lowered: Option<Instant>,
 }
 
+/// What is a call's own in its store: given when the store is made for the
+/// call, or when a ready store is taken for it ([`StoreState::rearm`]).
+pub(crate) struct CallArm {
+    /// The call's virtual clocks, started when the call started.
+    pub(crate) clock: CallClock,
+    pub(crate) deadline: Instant,
+    pub(crate) cancel: CancelHandle,
+    /// The counters the caller reads while the call runs.
+    pub(crate) usage: Arc<Usage>,
+}
+
 /// Everything a store needs for one call.
 pub(crate) struct StoreState {
     /// Deny-all WASI (see `crate::store::deny`), built when the guest first calls
@@ -82,12 +93,15 @@ impl StoreState {
     pub(crate) fn new(
         store: Arc<dyn ArtifactStore>,
         limits: Limits,
-        clock: CallClock,
-        deadline: Instant,
-        cancel: CancelHandle,
+        arm: CallArm,
         max_memories: u32,
-        usage: Arc<Usage>,
     ) -> Self {
+        let CallArm {
+            clock,
+            deadline,
+            cancel,
+            usage,
+        } = arm;
         let stderr = TailPipe::new(STDERR_TAIL_BYTES);
         Self {
             wasi: None,
@@ -114,6 +128,29 @@ impl StoreState {
             usage,
             yield_at: None,
         }
+    }
+
+    /// Gives a ready store (instantiated ahead of its call) to the call
+    /// `arm`: its clocks, deadline, cancellation and counters, and the
+    /// call's own stage marks. What instantiating used (memory, fuel,
+    /// artifact operations, stderr) stays charged to the call, as it is when
+    /// the call instantiates.
+    pub(crate) fn rearm(&mut self, arm: CallArm) {
+        let CallArm {
+            clock,
+            deadline,
+            cancel,
+            usage,
+        } = arm;
+        self.clock = clock;
+        self.deadline = deadline;
+        self.cancel = cancel;
+        self.usage = usage;
+        self.phase = CallPhase::Setup;
+        self.timed_out = false;
+        self.cancelled = false;
+        self.marks = StageMarks::default();
+        self.yield_at = None;
     }
 
     /// True once, at the first tick after [`StoreState::yield_at`].

@@ -5,7 +5,9 @@
 //! (see [`crate::call::handoff`]).
 
 use crate::abi::GuestAnswer;
+use crate::artifacts::ArtifactStore;
 use crate::bindings::Version;
+use crate::call::background;
 use crate::call::guard::{self, Stop};
 use crate::call::handoff::{self, OwnedCall};
 use crate::call::timer::Timers;
@@ -14,7 +16,8 @@ use crate::error::AbiFault;
 use crate::error::{CheckError, LoadError, TrapKind, trap_kind};
 use crate::limits::Limits;
 use crate::load::shared::Shared;
-use crate::store::state::{CallPhase, StageMarks, StoreState};
+use crate::store::state::{CallArm, CallPhase, StageMarks, StoreState};
+use crate::verifier::ready::ReadyInstance;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use verdict_policy::{CancelHandle, CheckContext, CheckPacket};
@@ -69,7 +72,8 @@ pub struct CallStages {
     pub lift: Duration,
     /// Validating the answer against its bounds.
     pub validate: Duration,
-    /// Dropping the store (the instance goes back to the pool).
+    /// Handing the store to the teardown thread, which drops it after the
+    /// call returned (the instance goes back to the pool there).
     pub teardown: Duration,
 }
 
@@ -183,13 +187,35 @@ pub(crate) struct CallRun {
     pub(crate) limits: Limits,
     pub(crate) started: Instant,
     pub(crate) limit_ms: u64,
-    pub(crate) state: StoreState,
+    /// The call's own part of its store.
+    pub(crate) arm: CallArm,
+    /// The tenant's artifacts (for a fresh store).
+    pub(crate) artifacts: Arc<dyn ArtifactStore>,
+    /// A store instantiated ahead of the call for this tenant, if the pool
+    /// had one.
+    pub(crate) ready: Option<ReadyInstance>,
+}
+
+/// A store for `state`: its memory limiter, `fuel` and fuel yields.
+pub(crate) fn new_store(
+    shared: &Shared,
+    state: StoreState,
+    fuel: u64,
+) -> Result<Store<StoreState>, CheckError> {
+    let mut store = Store::new(&shared.engine, state);
+    store.limiter(|s| &mut s.limiter);
+    store
+        .set_fuel(fuel)
+        .and_then(|()| store.fuel_async_yield_interval(Some(shared.fuel_yield_interval)))
+        .map_err(|e| CheckError::Host(e.to_string()))?;
+    Ok(store)
 }
 
 impl CallRun {
-    /// Instantiates in a fresh store with the tenant's limits and calls the
-    /// export with the packet, under the guard of the call's deadline and
-    /// cancellation.
+    /// Instantiates in a fresh store with the tenant's limits (or takes the
+    /// ready one) and calls the export with the packet, under the guard of
+    /// the call's deadline and cancellation; the store is dropped after the
+    /// report, off the caller's path.
     pub(crate) async fn run<
         V: Version,
         A: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static,
@@ -205,18 +231,34 @@ impl CallRun {
             limits,
             started,
             limit_ms,
-            state,
+            arm,
+            artifacts,
+            ready,
         } = self;
-        let deadline = state.deadline;
-        let cancel = state.cancel.clone();
-        let mut store = Store::new(&shared.engine, state);
-        store.limiter(|s| &mut s.limiter);
-        let fuel = store
-            .set_fuel(limits.fuel)
-            .and_then(|()| store.fuel_async_yield_interval(Some(shared.fuel_yield_interval)));
-        if let Err(e) = fuel {
-            return failed(CheckError::Host(e.to_string()));
-        }
+        let deadline = arm.deadline;
+        let cancel = arm.cancel.clone();
+        let (mut store, instance) = match ready {
+            Some(ReadyInstance {
+                mut store,
+                instance,
+                fuel_used,
+            }) => {
+                store.data_mut().rearm(arm);
+                // Instantiating spent `fuel_used` of the budget, as it does
+                // when the call instantiates.
+                if let Err(e) = store.set_fuel(limits.fuel.saturating_sub(fuel_used)) {
+                    return failed(CheckError::Host(e.to_string()));
+                }
+                (store, Some(instance))
+            }
+            None => {
+                let state = StoreState::new(artifacts, limits, arm, shared.load.max_memories);
+                match new_store(&shared, state, limits.fuel) {
+                    Ok(store) => (store, None),
+                    Err(err) => return failed(err),
+                }
+            }
+        };
         // Wake at every tick: publish what the call used so far, stop on
         // cancellation or a passed deadline, yield once when the call has
         // run a tick (so it moves off its caller's thread, whose own timer
@@ -240,8 +282,13 @@ impl CallRun {
         store.data_mut().marks.ready = Some(Instant::now());
 
         let run = async {
-            store.data_mut().phase = CallPhase::Instantiating;
-            let instance = pre.instantiate_async(&mut store).await?;
+            let instance = match instance {
+                Some(ready) => ready,
+                None => {
+                    store.data_mut().phase = CallPhase::Instantiating;
+                    pre.instantiate_async(&mut store).await?
+                }
+            };
             let instantiated = |store: &mut Store<StoreState>| {
                 store.data_mut().marks.instantiated = Some(Instant::now());
                 store.data_mut().phase = CallPhase::Lowering;
@@ -281,7 +328,7 @@ impl CallRun {
             Err(Stop::Cancelled) => Err(CheckError::Cancelled),
         };
         let dropping = Instant::now();
-        drop(store);
+        background::drop_later(store);
         metrics.stages.teardown = dropping.elapsed();
         CallReport { result, metrics }
     }

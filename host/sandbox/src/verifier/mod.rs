@@ -38,6 +38,7 @@
 //! stops the call with [`CheckError::Cancelled`].
 
 pub(crate) mod call;
+pub(crate) mod ready;
 
 use crate::abi::GuestAnswer;
 use crate::bindings::ApiVersion;
@@ -49,9 +50,10 @@ use crate::load::component::{self, Role};
 use crate::load::imports;
 use crate::load::shared::Shared;
 use crate::store::clock::CallClock;
-use crate::store::state::StoreState;
+use crate::store::state::{CallArm, StoreState};
 use crate::tenant::Tenant;
 use crate::verifier::call::{Call, CallReport, CallRun, deadline, failed};
+use ready::ReadyPools;
 use std::sync::{Arc, Weak};
 use std::time::{Instant, SystemTime};
 use verdict_policy::{CheckContext, CheckPacket, Verdict};
@@ -82,7 +84,7 @@ impl WeakVerifier {
 }
 
 /// What a loaded verifier is: everything a call needs, read-only.
-struct Prepared {
+pub(crate) struct Prepared {
     shared: Arc<Shared>,
     pre: InstancePre<StoreState>,
     digest: String,
@@ -93,6 +95,8 @@ struct Prepared {
     progress: Option<Entry>,
     /// What instantiating it creates, checked against each call's limits.
     footprint: Footprint,
+    /// Instances made ahead of their checks, per tenant.
+    ready: ReadyPools,
 }
 
 impl std::fmt::Debug for LoadedVerifier {
@@ -271,6 +275,7 @@ impl LoadedVerifier {
             completion,
             progress,
             footprint,
+            ready: ReadyPools::default(),
         };
         Ok(Self {
             inner: Arc::new(inner),
@@ -290,6 +295,12 @@ impl LoadedVerifier {
     /// True when the component exports `completion`.
     pub fn has_completion(&self) -> bool {
         self.inner.completion.is_some()
+    }
+
+    /// The instances made ahead of their checks that this verifier holds
+    /// now, over all tenants ([`Tenant::with_ready_instances`]).
+    pub fn ready_instances(&self) -> usize {
+        self.inner.ready.len()
     }
 
     /// True when the component exports `progress`.
@@ -446,15 +457,14 @@ impl LoadedVerifier {
             limits,
             started,
             limit_ms,
-            state: StoreState::new(
-                Arc::clone(tenant.artifacts()),
-                limits,
+            arm: CallArm {
                 clock,
                 deadline,
-                cancel.clone(),
-                self.inner.shared.load.max_memories,
-                Arc::clone(&usage),
-            ),
+                cancel: cancel.clone(),
+                usage: Arc::clone(&usage),
+            },
+            artifacts: Arc::clone(tenant.artifacts()),
+            ready: self.inner.ready.take(tenant, &Arc::downgrade(&self.inner)),
         };
         Ok(Call {
             future: Box::pin(async move { run.run::<V, A>().await.validated(validate) }),

@@ -1,0 +1,211 @@
+//! Ready instances: stores instantiated ahead of their check, so that
+//! instantiating (a few microseconds for a Rust verifier, milliseconds for
+//! the Python and JavaScript toolchains' start-up work) is off the path a
+//! caller waits on.
+//!
+//! Every instance is still used for exactly one check: a check takes one
+//! from its tenant's pool (or instantiates as before when there is none),
+//! and the pool is refilled on the refill thread ([`REFILL`]), never on the
+//! caller's. A ready store is made under the tenant's limits (memory cap,
+//! fuel, a deadline of the tenant's timeout) and given to its check with the
+//! check's own clocks, deadline and cancellation ([`StoreState::rearm`]);
+//! what instantiating used stays charged to the check, so memory, fuel and
+//! artifact figures are what they are when the check instantiates. A pool
+//! belongs to one tenant with one set of limits and one artifact store: a
+//! tenant seen with other limits or artifacts replaces its pool, and a
+//! reloaded verifier is a new verifier with new pools (the old ones drop
+//! with the old verifier). A component whose instantiation fails under the
+//! tenant's limits is not pre-instantiated again for them: its checks
+//! instantiate (and fail) as before.
+
+use super::Prepared;
+use crate::artifacts::ArtifactStore;
+use crate::call::background::{REFILL, drop_later};
+use crate::call::guard;
+use crate::call::handoff::GuestPolls;
+use crate::call::usage::Usage;
+use crate::limits::Limits;
+use crate::store::clock::CallClock;
+use crate::store::state::{CallArm, CallPhase, StoreState};
+use crate::tenant::Tenant;
+use crate::verifier::call::{deadline, new_store};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Instant, SystemTime};
+use verdict_policy::{CancelHandle, CheckContext};
+use wasmtime::UpdateDeadline;
+use wasmtime::component::Instance;
+
+/// The most ready instances a tenant may ask for, per verifier.
+pub const MAX_READY_INSTANCES: usize = 64;
+
+/// A store instantiated ahead of its check.
+pub(crate) struct ReadyInstance {
+    pub(crate) store: wasmtime::Store<StoreState>,
+    pub(crate) instance: Instance,
+    /// Fuel instantiating used.
+    pub(crate) fuel_used: u64,
+}
+
+/// A verifier's pools of ready instances, one per tenant.
+#[derive(Default)]
+pub(crate) struct ReadyPools {
+    pools: Mutex<Vec<Pool>>,
+}
+
+/// One tenant's ready instances.
+struct Pool {
+    tenant: String,
+    limits: Limits,
+    artifacts: Arc<dyn ArtifactStore>,
+    ready: Vec<ReadyInstance>,
+    /// Refills queued and not yet back.
+    pending: usize,
+    /// How many ready instances it keeps.
+    want: usize,
+}
+
+impl Pool {
+    fn serves(&self, tenant: &Tenant) -> bool {
+        self.tenant == tenant.id()
+            && self.limits == *tenant.limits()
+            && Arc::ptr_eq(&self.artifacts, tenant.artifacts())
+    }
+}
+
+impl ReadyPools {
+    /// A ready instance for a check of `tenant`, if its pool has one; tops
+    /// the pool up (on the refill thread) either way.
+    pub(crate) fn take(&self, tenant: &Tenant, verifier: &Weak<Prepared>) -> Option<ReadyInstance> {
+        let want = tenant.ready_instances();
+        let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = pools.iter().position(|p| p.tenant == tenant.id());
+        let index = match found {
+            Some(i) if pools[i].serves(tenant) => i,
+            Some(i) => {
+                // The tenant's limits or artifacts changed: its ready
+                // instances were made for the old ones.
+                let stale = pools.swap_remove(i);
+                drop_later(stale.ready);
+                if want == 0 {
+                    return None;
+                }
+                pools.push(Pool::new(tenant, want));
+                pools.len() - 1
+            }
+            None if want == 0 => return None,
+            None => {
+                pools.push(Pool::new(tenant, want));
+                pools.len() - 1
+            }
+        };
+        let pool = &mut pools[index];
+        let taken = pool.ready.pop();
+        let missing = pool.want.saturating_sub(pool.ready.len() + pool.pending);
+        for _ in 0..missing {
+            let job = refill(verifier.clone(), tenant.clone());
+            if REFILL.run(job).is_ok() {
+                pool.pending += 1;
+            }
+        }
+        taken
+    }
+
+    /// Files a ready instance made for `tenant` (or drops it, when the pool
+    /// moved on); a failed one stops the refills for these limits.
+    fn put(&self, tenant: &Tenant, made: Option<ReadyInstance>) {
+        let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(pool) = pools.iter_mut().find(|p| p.serves(tenant)) else {
+            drop(pools);
+            drop(made);
+            return;
+        };
+        pool.pending = pool.pending.saturating_sub(1);
+        match made {
+            Some(ready) if pool.ready.len() < pool.want => pool.ready.push(ready),
+            Some(extra) => {
+                drop(pools);
+                drop(extra);
+            }
+            None => pool.want = 0,
+        }
+    }
+
+    /// Ready instances held now, over all tenants.
+    pub(crate) fn len(&self) -> usize {
+        let pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        pools.iter().map(|p| p.ready.len()).sum()
+    }
+}
+
+impl Pool {
+    fn new(tenant: &Tenant, want: usize) -> Self {
+        Self {
+            tenant: tenant.id().to_owned(),
+            limits: *tenant.limits(),
+            artifacts: Arc::clone(tenant.artifacts()),
+            ready: Vec::new(),
+            pending: 0,
+            want,
+        }
+    }
+}
+
+/// The refill job: one ready instance for `tenant`, unless the verifier
+/// was dropped meanwhile.
+fn refill(verifier: Weak<Prepared>, tenant: Tenant) -> Box<dyn FnOnce() + Send> {
+    Box::new(move || {
+        let Some(prepared) = verifier.upgrade() else {
+            return;
+        };
+        let made = make(&prepared, &tenant);
+        prepared.ready.put(&tenant, made);
+    })
+}
+
+/// Instantiates `prepared` for `tenant` in a store of its own, under the
+/// tenant's limits and a deadline of its timeout; `None` when that fails
+/// (the check will instantiate and report why).
+fn make(prepared: &Prepared, tenant: &Tenant) -> Option<ReadyInstance> {
+    let shared = &prepared.shared;
+    let limits = *tenant.limits();
+    let started = Instant::now();
+    let (deadline, _) = deadline(started, &limits, &CheckContext::new());
+    let arm = CallArm {
+        clock: CallClock::new(
+            started,
+            SystemTime::now(),
+            deadline,
+            Arc::clone(&shared.timers),
+        ),
+        deadline,
+        cancel: CancelHandle::new(),
+        usage: Arc::new(Usage::new(limits.fuel)),
+    };
+    let state = StoreState::new(
+        Arc::clone(tenant.artifacts()),
+        limits,
+        arm,
+        shared.load.max_memories,
+    );
+    let mut store = new_store(shared, state, limits.fuel).ok()?;
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut ctx| {
+        Ok(if ctx.data_mut().should_interrupt() {
+            UpdateDeadline::Interrupt
+        } else {
+            UpdateDeadline::Continue(1)
+        })
+    });
+    store.data_mut().phase = CallPhase::Instantiating;
+    let instantiating = GuestPolls(Box::pin(prepared.pre.instantiate_async(&mut store)));
+    let instance = guard::block_on(instantiating, Some(deadline)).ok()?;
+    if store.data().limiter.memory_refused {
+        return None;
+    }
+    let fuel_used = limits.fuel.saturating_sub(store.get_fuel().ok()?);
+    Some(ReadyInstance {
+        store,
+        instance,
+        fuel_used,
+    })
+}

@@ -1,0 +1,201 @@
+//! Ready instances (`Tenant::with_ready_instances`): instantiated ahead of
+//! their check, each used once. A check on a ready instance sees no state
+//! of an earlier one, is charged what instantiating cost, sees the clock of
+//! its own start, and is stopped by the same limits and deadlines.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use verdict_policy::CheckContext;
+use verdict_sandbox::{CheckError, Limits, LoadedVerifier, Tenant};
+use verdict_test_support::{core_guest, guests, host, load, read_packet, ready_tenant};
+
+/// A verifier that counts its calls in a global and answers complete only
+/// on the first call of its instance (reason: the count, as one digit).
+const COUNTER: &str = r#"(module
+  (memory (export "memory") 16)
+  (global $next (mut i32) (i32.const 1024))
+  (global $calls (mut i32) (i32.const 0))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+    (local $p i32)
+    (local.set $p
+      (i32.and
+        (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))
+        (i32.xor (i32.sub (local.get 2) (i32.const 1)) (i32.const -1))))
+    (global.set $next (i32.add (local.get $p) (local.get 3)))
+    (local.get $p))
+  (func (export "verdict:verifier/completion@0.1.0#check") (param i32) (result i32)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (i32.store8 (i32.const 64) (i32.add (i32.const 48) (global.get $calls)))
+    (i32.store8 (i32.const 16) (i32.eq (global.get $calls) (i32.const 1)))
+    (i32.store8 (i32.const 20) (i32.const 1))
+    (i32.store (i32.const 24) (i32.const 64))
+    (i32.store (i32.const 28) (i32.const 1))
+    (i32.store8 (i32.const 32) (i32.const 0))
+    (i32.const 16)))"#;
+
+fn counter() -> LoadedVerifier {
+    host()
+        .load_bytes(&core_guest::component(COUNTER))
+        .expect("the counter loads")
+        .0
+}
+
+fn pooled(id: &str, n: usize) -> Tenant {
+    ready_tenant(id).0.with_ready_instances(n)
+}
+
+/// Waits until `verifier` holds at least `n` ready instances.
+fn wait_for_ready(verifier: &LoadedVerifier, n: usize) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while verifier.ready_instances() < n {
+        assert!(Instant::now() < until, "the pool never refilled");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn every_check_sees_a_fresh_instance() {
+    let verifier = counter();
+    let tenant = pooled("ready-counter", 2);
+    let packet = read_packet();
+    for round in 0..20 {
+        if round > 0 {
+            wait_for_ready(&verifier, 1);
+        }
+        let report = verifier.check(&tenant, &packet, &CheckContext::new());
+        let verdict = report.result.expect("the counter answers");
+        assert_eq!(verdict.reason.as_deref(), Some("1"), "round {round}");
+        assert!(verdict.complete);
+    }
+}
+
+#[test]
+fn a_ready_check_is_charged_what_instantiating_cost() {
+    let verifier = load(guests::ARTIFACT_READY);
+    let packet = read_packet();
+    let plain = verifier.check(
+        &ready_tenant("ready-fuel-plain").0,
+        &packet,
+        &CheckContext::new(),
+    );
+    let tenant = pooled("ready-fuel", 1);
+    verifier.check(&tenant, &packet, &CheckContext::new());
+    wait_for_ready(&verifier, 1);
+    let ready = verifier.check(&tenant, &packet, &CheckContext::new());
+    assert!(ready.result.unwrap().complete);
+    assert!(plain.result.unwrap().complete);
+    assert_eq!(ready.metrics.fuel_used, plain.metrics.fuel_used);
+    assert_eq!(
+        ready.metrics.peak_memory_bytes,
+        plain.metrics.peak_memory_bytes
+    );
+    assert_eq!(ready.metrics.artifact_reads, plain.metrics.artifact_reads);
+}
+
+#[test]
+fn a_ready_check_sees_the_clock_of_its_own_start() {
+    let verifier = load(guests::ARTIFACT_READY);
+    let tenant = pooled("ready-clock", 1);
+    verifier.check(&tenant, &read_packet(), &CheckContext::new());
+    wait_for_ready(&verifier, 1);
+    std::thread::sleep(Duration::from_millis(30));
+    let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let report = verifier.check(&tenant, &read_packet(), &CheckContext::new());
+    assert!(report.result.is_ok());
+    assert!(
+        u128::from(report.metrics.wall_clock_ms) + 1 >= before.as_millis(),
+        "the guest saw {} ms, the check began at {} ms",
+        report.metrics.wall_clock_ms,
+        before.as_millis()
+    );
+}
+
+#[test]
+fn deadlines_and_fuel_stop_a_ready_check_as_any_other() {
+    let verifier = load(guests::HOSTILE_SPIN);
+    let by_deadline = pooled("ready-spin-deadline", 1).with_limits(Limits {
+        fuel: u64::MAX / 2,
+        timeout_ms: 50,
+        ..Limits::default()
+    });
+    let by_fuel = pooled("ready-spin-fuel", 1).with_limits(Limits {
+        fuel: 5_000_000,
+        timeout_ms: 60_000,
+        ..Limits::default()
+    });
+    for round in 0..3 {
+        if round > 0 {
+            wait_for_ready(&verifier, 2);
+        }
+        let timed_out = verifier.check(&by_deadline, &read_packet(), &CheckContext::new());
+        assert_eq!(timed_out.result, Err(CheckError::Timeout { limit_ms: 50 }));
+        let out_of_fuel = verifier.check(&by_fuel, &read_packet(), &CheckContext::new());
+        assert_eq!(
+            out_of_fuel.result,
+            Err(CheckError::OutOfFuel { budget: 5_000_000 })
+        );
+    }
+}
+
+#[test]
+fn memory_caps_hold_on_a_ready_instance() {
+    let verifier = load(guests::HOSTILE_ALLOC_BOMB);
+    let limits = Limits {
+        memory_bytes: 8 << 20,
+        ..Limits::default()
+    };
+    let tenant = pooled("ready-alloc-bomb", 1).with_limits(limits);
+    for round in 0..3 {
+        if round > 0 {
+            wait_for_ready(&verifier, 1);
+        }
+        let report = verifier.check(&tenant, &read_packet(), &CheckContext::new());
+        assert_eq!(
+            report.result,
+            Err(CheckError::OutOfMemory { cap_bytes: 8 << 20 })
+        );
+    }
+}
+
+#[test]
+fn changed_limits_drop_the_stale_instances() {
+    let verifier = counter();
+    let roomy = pooled("ready-limits", 3);
+    verifier.check(&roomy, &read_packet(), &CheckContext::new());
+    wait_for_ready(&verifier, 3);
+    // The same tenant with a fuel budget too small to run the check: a
+    // stale instance (made for the roomy budget) would answer.
+    let starved = roomy.clone().with_limits(Limits {
+        fuel: 1,
+        ..Limits::default()
+    });
+    for _ in 0..4 {
+        let report = verifier.check(&starved, &read_packet(), &CheckContext::new());
+        assert_eq!(report.result, Err(CheckError::OutOfFuel { budget: 1 }));
+    }
+}
+
+/// Waits until `count()` is `want`.
+fn wait_until(want: usize, count: impl Fn() -> usize) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while count() != want {
+        assert!(Instant::now() < until, "still {} (want {want})", count());
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn a_dropped_verifier_drops_its_ready_instances() {
+    // Every ready instance's store holds the tenant's artifact store.
+    let (tenant, artifacts) = ready_tenant("ready-drop");
+    let tenant = tenant.with_ready_instances(2);
+    let baseline = Arc::strong_count(&artifacts);
+    let bytes = core_guest::component(&COUNTER.replace("(i32.const 48)", "(i32.const 47)"));
+    let (verifier, _) = host().load_bytes(&bytes).expect("loads");
+    verifier.check(&tenant, &read_packet(), &CheckContext::new());
+    wait_for_ready(&verifier, 2);
+    assert!(Arc::strong_count(&artifacts) >= baseline + 2);
+    drop(verifier);
+    wait_until(baseline, || Arc::strong_count(&artifacts));
+}
