@@ -27,8 +27,10 @@
 //! `CallMetrics::stages`) and the ratio lines.
 //!
 //! `VERDICT_BENCH_ONLY=a,e` runs only the named sections (for profiling;
-//! `a-pooled` is (a) with the pooling allocator only; `poly` the table per
-//! language).
+//! `a-pooled` is (a) with the pooling allocator only; `ready` the rows with
+//! and without ready instances, their throughput and memory (`sandbox/ready.rs`,
+//! Python and JavaScript too with `VERDICT_POLYGLOT_DIR`); `poly` the table
+//! per language).
 //!
 //! Loading bounds (compile bombs, worst admitted loads) have their own
 //! benchmark: `cargo bench -p verdict-tests --bench load_bounds`.
@@ -42,6 +44,9 @@ use verdict_sandbox::{
     CallStages, CheckError, HostConfig, Limits, MemoryStore, Tenant, VerifierHost,
 };
 use verdict_test_support::{guests, lean_guests, max_packet, read_packet};
+
+#[path = "sandbox/ready.rs"]
+mod ready;
 
 const CHILD_ENV: &str = "VERDICT_BENCH_CHILD";
 const ONLY_ENV: &str = "VERDICT_BENCH_ONLY";
@@ -308,6 +313,11 @@ fn main() {
         }
     }
 
+    // (a) with and without ready instances, alternated (issue 37).
+    if runs("a") || runs("ready") {
+        rows.extend(ready::ready_rows(&ready_samples(), &small, &large));
+    }
+
     // (b) the same logic as a native closure: the logic alone on a prebuilt
     // SDK packet, with the packet conversion, and with JSON in/out.
     let store = verdict_guest::MemoryArtifacts::new().with("A42", A42);
@@ -397,6 +407,23 @@ fn main() {
         sleep_rows(&mut rows, &host, &tenant, &small, &wasm);
     }
     print_table(&rows, &breakdown);
+}
+
+/// The Rust sample, and the Python and JavaScript ones when
+/// `VERDICT_POLYGLOT_DIR` holds them.
+fn ready_samples() -> Vec<(&'static str, std::path::PathBuf)> {
+    let mut samples = vec![("rust", std::path::PathBuf::from(guests::ARTIFACT_READY))];
+    if let Some(dir) = std::env::var_os("VERDICT_POLYGLOT_DIR").map(std::path::PathBuf::from) {
+        for (lang, file) in [
+            ("python", "artifact-ready-python.wasm"),
+            ("js", "artifact-ready-js.wasm"),
+        ] {
+            if dir.join(file).is_file() {
+                samples.push((lang, dir.join(file)));
+            }
+        }
+    }
+    samples
 }
 
 /// The default fresh check (pooling, packed entry point) of one verifier,

@@ -1,11 +1,15 @@
 //! Work taken off a caller's path, each kind on a thread of its own that
-//! sleeps until it is given work (an idle host burns no CPU here):
+//! sleeps until it is given work (an idle host burns no CPU here) and runs
+//! under the idle scheduling policy, so that it uses only cores no caller
+//! wants (when every core is busy, callers instantiate and drop their own
+//! stores, as without these threads):
 //! [`TEARDOWN`] drops finished calls' stores (their page-table scans and
 //! pool returns), [`REFILL`] makes ready instances
 //! ([`crate::verifier::ready`]). Two threads, so that a slow refill (a
 //! Python component instantiates in milliseconds) never holds up the
 //! teardowns behind it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
@@ -46,7 +50,7 @@ impl Background {
         let spawned = std::thread::Builder::new()
             .name(self.name.into())
             .spawn(move || {
-                crate::call::workers::leave_real_time();
+                crate::call::workers::run_only_when_idle();
                 for job in jobs {
                     job();
                 }
@@ -61,9 +65,28 @@ impl Background {
     }
 }
 
-/// Drops `value` on the teardown thread (inline when there is none).
+/// The most stores waiting for the teardown thread. Each holds an instance
+/// slot of its engine's pool (and its memory) until dropped, so when the
+/// thread falls behind (callers keeping every core busy) a caller drops its
+/// own store rather than queue more.
+const MAX_QUEUED_DROPS: usize = 8;
+
+/// Stores queued for the teardown thread and not yet dropped.
+static QUEUED_DROPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Drops `value` on the teardown thread, or inline when there is none or
+/// [`MAX_QUEUED_DROPS`] are already waiting.
 pub(crate) fn drop_later<T: Send + 'static>(value: T) {
-    if let Err(job) = TEARDOWN.run(Box::new(move || drop(value))) {
+    if QUEUED_DROPS.fetch_add(1, Ordering::AcqRel) >= MAX_QUEUED_DROPS {
+        QUEUED_DROPS.fetch_sub(1, Ordering::AcqRel);
+        drop(value);
+        return;
+    }
+    let job = Box::new(move || {
+        drop(value);
+        QUEUED_DROPS.fetch_sub(1, Ordering::AcqRel);
+    });
+    if let Err(job) = TEARDOWN.run(job) {
         job();
     }
 }
@@ -72,7 +95,7 @@ pub(crate) fn drop_later<T: Send + 'static>(value: T) {
 mod tests {
     use super::*;
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
 
     #[test]
     fn a_dropped_value_is_dropped_off_the_callers_thread() {

@@ -170,6 +170,29 @@ pub(crate) fn leave_real_time() {
     }
 }
 
+/// Moves the calling thread to the idle scheduling policy (Linux
+/// `SCHED_IDLE`): it runs only on a core no other thread wants, so work
+/// taken off callers' paths never competes with them for a busy core.
+/// Elsewhere, and if the kernel refuses, it leaves a real-time policy as
+/// [`leave_real_time`] does.
+pub(crate) fn run_only_when_idle() {
+    #[cfg(target_os = "linux")]
+    {
+        let idle = thread_priority::set_thread_priority_and_policy(
+            thread_priority::thread_native_id(),
+            thread_priority::ThreadPriority::Min,
+            thread_priority::ThreadSchedulePolicy::Normal(
+                thread_priority::NormalThreadSchedulePolicy::Idle,
+            ),
+        );
+        match idle {
+            Ok(()) => return,
+            Err(e) => tracing::warn!(error = ?e, "a background thread runs at the normal policy"),
+        }
+    }
+    leave_real_time();
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every critical section leaves its data consistent.
     m.lock().unwrap_or_else(PoisonError::into_inner)

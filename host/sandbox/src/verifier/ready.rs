@@ -29,7 +29,7 @@ use crate::store::clock::CallClock;
 use crate::store::state::{CallArm, CallPhase, StoreState};
 use crate::tenant::Tenant;
 use crate::verifier::call::{deadline, new_store};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError, TryLockError, Weak};
 use std::time::{Instant, SystemTime};
 use verdict_policy::{CancelHandle, CheckContext};
 use wasmtime::UpdateDeadline;
@@ -77,7 +77,14 @@ impl ReadyPools {
     /// the pool up (on the refill thread) either way.
     pub(crate) fn take(&self, tenant: &Tenant, verifier: &Weak<Prepared>) -> Option<ReadyInstance> {
         let want = tenant.ready_instances();
-        let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        // The refill thread may hold the lock while it waits for a core (it
+        // runs only on idle ones): a check then instantiates as without a
+        // pool, and never waits for it.
+        let mut pools = match self.pools.try_lock() {
+            Ok(pools) => pools,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
         let found = pools.iter().position(|p| p.tenant == tenant.id());
         let index = match found {
             Some(i) if pools[i].serves(tenant) => i,
