@@ -63,6 +63,7 @@ impl Ticker {
                         }
                     }
                     timers.fire(now);
+                    crate::call::background::nudge();
                 }
             })?;
         Ok(Self {
@@ -75,6 +76,8 @@ impl Ticker {
 impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        // What the last calls queued runs even when no ticker is left.
+        crate::call::background::nudge();
         if let Some(thread) = self.thread.take() {
             thread.thread().unpark();
             // A waker the ticker fires can hold the last reference to the

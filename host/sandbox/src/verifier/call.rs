@@ -17,7 +17,7 @@ use crate::error::{CheckError, LoadError, TrapKind, trap_kind};
 use crate::limits::Limits;
 use crate::load::shared::Shared;
 use crate::store::state::{CallArm, CallPhase, StageMarks, StoreState};
-use crate::verifier::ready::ReadyInstance;
+use crate::verifier::ready::{ReadyInstance, Refill};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use verdict_policy::{CancelHandle, CheckContext, CheckPacket};
@@ -194,6 +194,8 @@ pub(crate) struct CallRun {
     /// A store instantiated ahead of the call for this tenant, if the pool
     /// had one.
     pub(crate) ready: Option<ReadyInstance>,
+    /// Ready instances to make after the call's teardown.
+    pub(crate) refills: Vec<Refill>,
 }
 
 /// A store for `state`: its memory limiter, `fuel` and fuel yields.
@@ -234,6 +236,7 @@ impl CallRun {
             arm,
             artifacts,
             ready,
+            refills,
         } = self;
         let deadline = arm.deadline;
         let cancel = arm.cancel.clone();
@@ -328,7 +331,7 @@ impl CallRun {
             Err(Stop::Cancelled) => Err(CheckError::Cancelled),
         };
         let dropping = Instant::now();
-        background::drop_later(store);
+        background::drop_then(store, move || refills.into_iter().for_each(Refill::run));
         metrics.stages.teardown = dropping.elapsed();
         CallReport { result, metrics }
     }

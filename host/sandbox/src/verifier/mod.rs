@@ -448,6 +448,7 @@ impl LoadedVerifier {
         );
         let usage = Arc::new(Usage::new(limits.fuel));
         let wall_clock_ms = clock.wall_clock_ms();
+        let (ready, refills) = self.inner.ready.take(tenant, &Arc::downgrade(&self.inner));
         let run = CallRun {
             shared: Arc::clone(&self.inner.shared),
             pre: self.inner.pre.clone(),
@@ -464,7 +465,8 @@ impl LoadedVerifier {
                 usage: Arc::clone(&usage),
             },
             artifacts: Arc::clone(tenant.artifacts()),
-            ready: self.inner.ready.take(tenant, &Arc::downgrade(&self.inner)),
+            ready,
+            refills,
         };
         Ok(Call {
             future: Box::pin(async move { run.run::<V, A>().await.validated(validate) }),

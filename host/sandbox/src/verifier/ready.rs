@@ -5,8 +5,9 @@
 //!
 //! Every instance is still used for exactly one check: a check takes one
 //! from its tenant's pool (or instantiates as before when there is none),
-//! and the pool is refilled on the refill thread ([`REFILL`]), never on the
-//! caller's. A ready store is made under the tenant's limits (memory cap,
+//! and the pool is refilled after the check, on the teardown thread
+//! ([`TEARDOWN`](crate::call::background::TEARDOWN)) once it dropped the
+//! check's store, never on the caller's. A ready store is made under the tenant's limits (memory cap,
 //! fuel, a deadline of the tenant's timeout) and given to its check with the
 //! check's own clocks, deadline and cancellation ([`StoreState::rearm`]);
 //! what instantiating used stays charged to the check, so memory, fuel and
@@ -20,7 +21,7 @@
 
 use super::Prepared;
 use crate::artifacts::ArtifactStore;
-use crate::call::background::{REFILL, drop_later};
+use crate::call::background::drop_later;
 use crate::call::guard;
 use crate::call::handoff::GuestPolls;
 use crate::call::usage::Usage;
@@ -73,9 +74,14 @@ impl Pool {
 }
 
 impl ReadyPools {
-    /// A ready instance for a check of `tenant`, if its pool has one; tops
-    /// the pool up (on the refill thread) either way.
-    pub(crate) fn take(&self, tenant: &Tenant, verifier: &Weak<Prepared>) -> Option<ReadyInstance> {
+    /// A ready instance for a check of `tenant`, if its pool has one, and
+    /// the refills that top the pool up again, for the check to run after
+    /// its teardown.
+    pub(crate) fn take(
+        &self,
+        tenant: &Tenant,
+        verifier: &Weak<Prepared>,
+    ) -> (Option<ReadyInstance>, Vec<Refill>) {
         let want = tenant.ready_instances();
         // The refill thread may hold the lock while it waits for a core (it
         // runs only on idle ones): a check then instantiates as without a
@@ -83,7 +89,7 @@ impl ReadyPools {
         let mut pools = match self.pools.try_lock() {
             Ok(pools) => pools,
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => return None,
+            Err(TryLockError::WouldBlock) => return (None, Vec::new()),
         };
         let found = pools.iter().position(|p| p.tenant == tenant.id());
         let index = match found {
@@ -94,12 +100,12 @@ impl ReadyPools {
                 let stale = pools.swap_remove(i);
                 drop_later(stale.ready);
                 if want == 0 {
-                    return None;
+                    return (None, Vec::new());
                 }
                 pools.push(Pool::new(tenant, want));
                 pools.len() - 1
             }
-            None if want == 0 => return None,
+            None if want == 0 => return (None, Vec::new()),
             None => {
                 pools.push(Pool::new(tenant, want));
                 pools.len() - 1
@@ -108,13 +114,23 @@ impl ReadyPools {
         let pool = &mut pools[index];
         let taken = pool.ready.pop();
         let missing = pool.want.saturating_sub(pool.ready.len() + pool.pending);
-        for _ in 0..missing {
-            let job = refill(verifier.clone(), tenant.clone());
-            if REFILL.run(job).is_ok() {
-                pool.pending += 1;
-            }
+        pool.pending += missing;
+        let refills = (0..missing)
+            .map(|_| Refill {
+                verifier: verifier.clone(),
+                tenant: tenant.clone(),
+                ran: false,
+            })
+            .collect();
+        (taken, refills)
+    }
+
+    /// A refill that will not run.
+    fn unpend(&self, tenant: &Tenant) {
+        let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pool) = pools.iter_mut().find(|p| p.serves(tenant)) {
+            pool.pending = pool.pending.saturating_sub(1);
         }
-        taken
     }
 
     /// Files a ready instance made for `tenant` (or drops it, when the pool
@@ -157,16 +173,33 @@ impl Pool {
     }
 }
 
-/// The refill job: one ready instance for `tenant`, unless the verifier
-/// was dropped meanwhile.
-fn refill(verifier: Weak<Prepared>, tenant: Tenant) -> Box<dyn FnOnce() + Send> {
-    Box::new(move || {
-        let Some(prepared) = verifier.upgrade() else {
-            return;
-        };
-        let made = make(&prepared, &tenant);
-        prepared.ready.put(&tenant, made);
-    })
+/// One ready instance to make for `tenant`, unless the verifier was
+/// dropped meanwhile; a refill dropped unrun gives its place back.
+pub(crate) struct Refill {
+    verifier: Weak<Prepared>,
+    tenant: Tenant,
+    ran: bool,
+}
+
+impl Refill {
+    /// Makes the instance and files it (off the caller's path).
+    pub(crate) fn run(mut self) {
+        self.ran = true;
+        if let Some(prepared) = self.verifier.upgrade() {
+            let made = make(&prepared, &self.tenant);
+            prepared.ready.put(&self.tenant, made);
+        }
+    }
+}
+
+impl Drop for Refill {
+    fn drop(&mut self) {
+        if !self.ran
+            && let Some(prepared) = self.verifier.upgrade()
+        {
+            prepared.ready.unpend(&self.tenant);
+        }
+    }
 }
 
 /// Instantiates `prepared` for `tenant` in a store of its own, under the
