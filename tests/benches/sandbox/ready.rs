@@ -96,7 +96,10 @@ pub(crate) fn ready_rows(
             {
                 breakdown.push((format!("{lang}, {kind}, {name} packet"), stages));
             }
-            for (stats, kind) in stats.into_iter().zip(["no ready instances", "ready instances"]) {
+            for (stats, kind) in stats
+                .into_iter()
+                .zip(["no ready instances", "ready instances"])
+            {
                 rows.push((
                     format!("(a) {lang}, {kind}, {name} packet, one caller at low load"),
                     stats,
@@ -194,7 +197,9 @@ fn print_throughput(loaded: &[Sample], plain: &Tenant, pooled: &Tenant) {
         "\nThroughput at saturation (2 callers back to back, {READY} ready instances; median of 5 \
          alternated runs of 1 s (rust) or 2 s):\n"
     );
-    println!("| sample | no ready instances | ready instances | change | checks on a ready instance |");
+    println!(
+        "| sample | no ready instances | ready instances | change | checks on a ready instance |"
+    );
     println!("|---|---|---|---|---|");
     for sample in loaded {
         let time = if sample.lang == "rust" {
@@ -258,7 +263,9 @@ fn print_memory(host: &VerifierHost, samples: &[(&str, PathBuf)]) {
          instances), and the CPU the process burns idle for 2 s (epoch ticker included) with \
          the pools full and with none:\n"
     );
-    println!("| sample | ready instances | RSS per ready instance | idle CPU, pools full | idle CPU, no pools |");
+    println!(
+        "| sample | ready instances | RSS per ready instance | idle CPU, pools full | idle CPU, no pools |"
+    );
     println!("|---|---|---|---|---|");
     let packet = super::read_packet();
     for (lang, path) in samples {
