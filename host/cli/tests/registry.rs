@@ -443,3 +443,72 @@ fn the_demo_runs_its_verifier_from_the_registry_then_offline_from_the_cache() {
         "{err}"
     );
 }
+
+/// `verdict run` of a configuration whose tenant names `completion`,
+/// with `tenant` lines in the tenant's table and `top` sections before the
+/// tenants: exit code and stderr.
+fn run_config(
+    completion: &str,
+    tenant: &str,
+    top: &str,
+    dirs: (&Path, &Path),
+) -> (Option<i32>, String) {
+    let setup = support::Setup::new();
+    let text = format!(
+        "{}{top}\n[loop_policy]\nmax_recovery_attempts = 1\n\n[tenants.acme]\nartifact_root = \"workspace\"\ncompletion = {completion:?}\n{tenant}\n",
+        support::base_config("http://127.0.0.1:9/v1", 2)
+    );
+    let config = setup.write("verdict.toml", &text);
+    let out = run(
+        &["run", "--config", config.to_str().unwrap(), "hi"],
+        dirs.0,
+        dirs.1,
+    );
+    (out.status.code(), support::stderr(&out))
+}
+
+#[test]
+fn the_configuration_pins_allows_and_refuses_digests() {
+    let docker = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let dirs = (cache.path(), docker.path());
+    let d = |c: char| format!("sha256:{}", c.to_string().repeat(64));
+    let (code, err) = run_config("oci://127.0.0.1:9/a@sha256:12", "", "", dirs);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("tenants.acme.completion") && err.contains("not a digest"),
+        "{err}"
+    );
+    let allow = format!("allowed_digests = [\"{}\", \"sha256:xyz\"]", d('a'));
+    let (code, err) = run_config("oci://127.0.0.1:9/a:v1", &allow, "", dirs);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("tenants.acme.allowed_digests[1]"), "{err}");
+    let allow = format!("allowed_digests = [\"{}\"]", d('a'));
+    let pinned = format!("oci://127.0.0.1:9/a@{}", d('b'));
+    let (code, err) = run_config(&pinned, &allow, "", dirs);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains(&d('b')) && err.contains("not in this tenant's allowed_digests"),
+        "{err}"
+    );
+    let registries = "\n[registries.\"127.0.0.1:9\"]\nusername = \"ci\"\n";
+    let (code, err) = run_config("oci://127.0.0.1:9/a:v1", "", registries, dirs);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("registries.127.0.0.1:9.username: needs password_env"),
+        "{err}"
+    );
+
+    // A tag that resolves to a digest the tenant does not allow.
+    let Some(reg) = DevRegistry::start(None) else {
+        return;
+    };
+    let reference = reg.reference("verifiers/artifact-ready:v1");
+    let digest = push(&reference, docker.path());
+    let (code, err) = run_config(&reference, &allow, "", dirs);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains(&digest) && err.contains(&d('a')),
+        "names both digests: {err}"
+    );
+}
