@@ -512,3 +512,38 @@ fn the_configuration_pins_allows_and_refuses_digests() {
         "names both digests: {err}"
     );
 }
+
+#[test]
+fn a_registry_that_hangs_fails_the_load_within_the_bound_and_caches_nothing() {
+    let silent = dev_registry::Silent::start();
+    let cache = tempfile::tempdir().unwrap();
+    let docker = tempfile::tempdir().unwrap();
+    let examples = support::examples();
+    let packet = examples.join("packets/ready.json");
+    let reference = format!("oci://{}/verifiers/x:v1", silent.addr);
+    let mut command = support::command(
+        &[
+            "check",
+            "--verifier",
+            &reference,
+            "--packet",
+            packet.to_str().unwrap(),
+        ],
+        cache.path(),
+    );
+    command
+        .env("DOCKER_CONFIG", docker.path())
+        .env("VERDICT_REGISTRY_TIMEOUT_MS", "1500");
+    let started = Instant::now();
+    let out = support::Running::spawn(command).output();
+    let took = started.elapsed();
+    eprintln!("check against a silent registry: {took:?}");
+    assert_eq!(out.status.code(), Some(2), "{}", support::stderr(&out));
+    let err = support::stderr(&out);
+    assert!(
+        err.contains("did not finish within 1500 ms") && err.contains(&reference),
+        "{err}"
+    );
+    assert!(took < std::time::Duration::from_secs(6), "{took:?}");
+    assert!(files_under(&cache.path().join("oci")).is_empty());
+}

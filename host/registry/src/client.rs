@@ -221,7 +221,15 @@ impl Registry {
     async fn pull(&self, reference: &OciRef, allowed: &[String]) -> Result<Fetched, RegistryError> {
         let (client, credentials) = self.client(reference)?;
         let cref = reference.client_ref();
-        let fail = |e| classify(e, reference, &credentials, "pull");
+        let fail = |e| {
+            classify(
+                e,
+                reference,
+                &credentials,
+                "pull",
+                self.options.timeout_for(&reference.registry),
+            )
+        };
         let (manifest, _) = client
             .pull_manifest_raw(&cref, &credentials.auth, &[artifact::MANIFEST])
             .await
@@ -312,7 +320,13 @@ impl Registry {
             .await
             .map_err(|e| Partial {
                 received: Vec::new(),
-                error: classify(e, reference, &credentials, "pull"),
+                error: classify(
+                    e,
+                    reference,
+                    &credentials,
+                    "pull",
+                    self.options.timeout_for(&reference.registry),
+                ),
             })?;
         let too_large = |size: u64| RegistryError::TooLarge {
             what: "layer",
@@ -361,7 +375,15 @@ impl Registry {
     ) -> Result<Pushed, RegistryError> {
         let (client, credentials) = self.client(reference)?;
         let cref = reference.client_ref();
-        let fail = |e| classify(e, reference, &credentials, "push");
+        let fail = |e| {
+            classify(
+                e,
+                reference,
+                &credentials,
+                "push",
+                self.options.timeout_for(&reference.registry),
+            )
+        };
         let (config, manifest) =
             artifact::build(bytes, info).map_err(|e| RegistryError::Registry {
                 registry: reference.registry.clone(),
@@ -440,6 +462,7 @@ fn classify(
     reference: &OciRef,
     credentials: &Credentials,
     operation: &'static str,
+    bound: Duration,
 ) -> RegistryError {
     let registry = reference.registry.clone();
     let unauthorized = || RegistryError::Unauthorized {
@@ -487,14 +510,16 @@ fn classify(
             expected,
             actual,
         }) => mismatch("manifest", reference, &expected, &actual),
-        OciDistributionError::RequestError(e) if e.is_timeout() => RegistryError::Timeout {
-            operation,
-            reference: reference.to_string(),
-            after: Duration::ZERO,
-        },
+        // Before timeouts: a connect that timed out is a connect failure.
         OciDistributionError::RequestError(e) if e.is_connect() => RegistryError::Connect {
             registry,
             why: chain(&e),
+        },
+        // The client's read timeout, set to the operation's bound.
+        OciDistributionError::RequestError(e) if e.is_timeout() => RegistryError::Timeout {
+            operation,
+            reference: reference.to_string(),
+            after: bound,
         },
         OciDistributionError::RequestError(e) => RegistryError::Registry {
             registry,

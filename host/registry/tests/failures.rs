@@ -106,8 +106,8 @@ fn a_registry_that_never_answers_fails_within_the_bound() {
 }
 
 /// A registry that serves a wasm manifest, then half of the layer, then
-/// stalls with the connection open.
-fn stalling_registry(layer: Vec<u8>) -> String {
+/// stalls with the connection open (`stall`) or closes it (dies).
+fn stalling_registry(layer: Vec<u8>, stall: bool) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let config = br#"{"architecture":"wasm","os":"wasip2","layerDigests":[]}"#.to_vec();
@@ -144,8 +144,10 @@ fn stalling_registry(layer: Vec<u8>) -> String {
                         let _ = stream.write_all(head.as_bytes());
                         let _ = stream.write_all(&layer[..layer.len() / 2]);
                         let _ = stream.flush();
-                        // Stalls mid-blob, connection open.
-                        std::thread::sleep(Duration::from_secs(30));
+                        if stall {
+                            // Stalls mid-blob, connection open.
+                            std::thread::sleep(Duration::from_secs(30));
+                        }
                         return;
                     }
                     let (ctype, body): (&str, &[u8]) = if path.contains("/manifests/") {
@@ -169,7 +171,7 @@ fn stalling_registry(layer: Vec<u8>) -> String {
 
 #[test]
 fn a_registry_that_stalls_mid_blob_fails_within_the_bound_and_leaves_no_partial_file() {
-    let addr = stalling_registry(component(6, 400_000));
+    let addr = stalling_registry(component(6, 400_000), true);
     let cache = tempfile::tempdir().unwrap();
     let r = OciRef::parse(&format!("oci://{addr}/team/check:v1")).unwrap();
     let started = Instant::now();
@@ -180,6 +182,29 @@ fn a_registry_that_stalls_mid_blob_fails_within_the_bound_and_leaves_no_partial_
     eprintln!("stalled blob refused after {took:?}");
     assert!(matches!(err, RegistryError::Timeout { .. }), "{err}");
     assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(
+        files_under(cache.path()).is_empty(),
+        "{:?}",
+        files_under(cache.path())
+    );
+}
+
+#[test]
+fn a_registry_that_dies_mid_blob_fails_and_leaves_no_partial_file() {
+    let addr = stalling_registry(component(8, 400_000), false);
+    let cache = tempfile::tempdir().unwrap();
+    let r = OciRef::parse(&format!("oci://{addr}/team/check:v1")).unwrap();
+    let started = Instant::now();
+    let err = bounded(5000, cache.path())
+        .fetch_blocking(&r, &[])
+        .unwrap_err();
+    let took = started.elapsed();
+    eprintln!("dead blob refused after {took:?}");
+    assert!(
+        err.to_string().contains("the layer download failed"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(
         files_under(cache.path()).is_empty(),
         "{:?}",
