@@ -261,7 +261,7 @@ impl Registry {
             None => {
                 let declared = u64::try_from(layer.size).unwrap_or(u64::MAX);
                 match self
-                    .pull_layer(&client, &cref, &layer, declared, reference)
+                    .pull_layer(&client, &cref, &layer, declared, reference, &credentials)
                     .await
                 {
                     Ok(bytes) => bytes,
@@ -309,12 +309,8 @@ impl Registry {
         layer: &oci_client::manifest::OciDescriptor,
         declared: u64,
         reference: &OciRef,
+        credentials: &Credentials,
     ) -> Result<Vec<u8>, Partial> {
-        let credentials =
-            auth::credentials(&self.options, &reference.registry).map_err(|error| Partial {
-                received: Vec::new(),
-                error,
-            })?;
         let mut stream = client
             .pull_blob_stream(cref, layer)
             .await
@@ -323,7 +319,7 @@ impl Registry {
                 error: classify(
                     e,
                     reference,
-                    &credentials,
+                    credentials,
                     "pull",
                     self.options.timeout_for(&reference.registry),
                 ),
