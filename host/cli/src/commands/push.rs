@@ -31,6 +31,10 @@ fn wit_package(exports: &[String]) -> Option<(String, String)> {
 /// last line printed is the manifest digest.
 pub fn run(args: PushArgs) -> anyhow::Result<Exit> {
     let reference = OciRef::parse(&args.reference)?;
+    if reference.digest.is_some() {
+        // Said before the component is read and inspected.
+        return Err(verdict::registry::RegistryError::PushNeedsTag(reference.to_string()).into());
+    }
     let bytes = super::read_verifier(&args.file)?;
     let host = args.host.host()?;
     let info = host.inspect(&bytes);
