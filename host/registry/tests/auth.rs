@@ -95,7 +95,22 @@ fn basic_auth_failures_say_which_registry_and_how_to_log_in() {
     let pulled = with(None, &reg.addr(), &docker)
         .fetch_blocking(&tag, &[])
         .unwrap();
-    assert_eq!((pulled.digest, pulled.bytes), (pushed.digest, bytes));
+    assert_eq!(
+        (pulled.digest, pulled.bytes),
+        (pushed.digest.clone(), bytes)
+    );
+
+    // The configuration's credentials win over the Docker file's.
+    std::fs::remove_file(&docker).unwrap();
+    let settings = RegistrySettings {
+        username: Some("alice".into()),
+        password: Some("s3cret".into()),
+        ..RegistrySettings::default()
+    };
+    let pulled = with(Some(settings), &reg.addr(), &docker)
+        .fetch_blocking(&tag, &[])
+        .unwrap();
+    assert_eq!(pulled.digest, pushed.digest);
 }
 
 #[test]
