@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use verdict::registry::{
     Fetched, OciRef, Options, Origin, Registry, RegistryError, RegistrySettings,
@@ -27,6 +27,23 @@ pub struct Defaults {
 }
 
 static DEFAULTS: OnceLock<Defaults> = OnceLock::new();
+
+/// The `oci` objects of the verifiers this process loaded from registries
+/// (for `run --json`), each with its tenant and role.
+static LOADED: Mutex<Vec<serde_json::Value>> = Mutex::new(Vec::new());
+
+/// Records a configured verifier loaded from a registry.
+pub fn record(tenant: &str, role: &str, loaded: &Loaded, reference: &OciRef) {
+    let mut value = loaded.to_json(reference);
+    value["tenant"] = tenant.into();
+    value["role"] = role.into();
+    LOADED.lock().unwrap_or_else(|p| p.into_inner()).push(value);
+}
+
+/// What [`record`] recorded, in load order.
+pub fn recorded() -> Vec<serde_json::Value> {
+    LOADED.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
 
 /// Records this process's cache and offline choice (the first call wins).
 pub fn set_defaults(defaults: Defaults) {

@@ -104,6 +104,7 @@ fn load_verifier(
                 "note: tenant {tenant} {field}: {}",
                 loaded.describe(&reference)
             ));
+            crate::oci::record(tenant, field, &loaded, &reference);
             loaded.verifier
         }
     };

@@ -547,3 +547,45 @@ fn a_registry_that_hangs_fails_the_load_within_the_bound_and_caches_nothing() {
     assert!(took < std::time::Duration::from_secs(6), "{took:?}");
     assert!(files_under(&cache.path().join("oci")).is_empty());
 }
+
+#[test]
+fn run_json_reports_what_the_tag_resolved_to() {
+    use verdict::fake::{Script, ScriptedTurn};
+    let Some(reg) = DevRegistry::start(None) else {
+        return;
+    };
+    let docker = tempfile::tempdir().unwrap();
+    let reference = reg.reference("verifiers/artifact-ready:v1");
+    let digest = push(&reference, docker.path());
+    let fake = support::Fake::start(Script::new(vec![
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("read-1", "read_artifact", serde_json::json!({"id": "A42"})),
+        ScriptedTurn::text("I read A42: it is ready."),
+    ]));
+    let setup = support::Setup::new();
+    let config = support::base_config(&fake.base_url(), 6)
+        + &support::verified(2).replace("builtin:artifact-ready", &reference);
+    let path = setup.write("verdict.toml", &config);
+    let out = run(
+        &[
+            "run",
+            "--config",
+            path.to_str().unwrap(),
+            "--json",
+            "Verify A42.",
+        ],
+        &setup.path("cache"),
+        docker.path(),
+    );
+    let value = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{value}");
+    assert_eq!(value["outcome"], "completed");
+    let oci = &value["oci"][0];
+    assert_eq!(
+        (&oci["tenant"], &oci["role"]),
+        (&"acme".into(), &"completion".into())
+    );
+    assert_eq!(oci["ref"], reference);
+    assert_eq!(oci["manifestDigest"], digest);
+    assert_eq!(oci["layerDigest"], sha256(artifact_ready()));
+}
