@@ -9,8 +9,9 @@
 #       candidate). Needs root.
 #   registry-dev.sh run DIR PORT [USER PASSWORD]
 #       Writes DIR/config.yml (storage DIR/data, htpasswd DIR/htpasswd when
-#       USER is given) and execs the registry in the foreground: the
-#       caller's child IS the registry (kill it to stop it).
+#       USER is given, HTTPS when DIR/tls.crt and DIR/tls.key exist) and
+#       execs the registry in the foreground: the caller's child IS the
+#       registry (kill it to stop it).
 #   registry-dev.sh start DIR PORT [USER PASSWORD]
 #       The same in the background (pid in DIR/pid, log in DIR/log); waits
 #       until the port answers (at most 10 s).
@@ -18,7 +19,8 @@
 #       Stops what `start` started.
 #
 # Debian's registry 2.8.2 serves htpasswd auth over plain HTTP (it does not
-# require TLS for it), so no certificate is needed on loopback.
+# require TLS for it), so no certificate is needed on loopback; the TLS
+# tests give it a self-signed one (tls.crt, tls.key) all the same.
 set -euo pipefail
 
 PINNED=(docker-registry=2.8.2+ds1-1 skopeo=1.9.3+ds1-1+b10 apache2-utils)
@@ -49,6 +51,12 @@ configure() {
     realm: verdict-dev
     path: $dir/htpasswd"
     fi
+    local tls=""
+    if [[ -f $dir/tls.crt && -f $dir/tls.key ]]; then
+        tls="  tls:
+    certificate: $dir/tls.crt
+    key: $dir/tls.key"
+    fi
     cat >"$dir/config.yml" <<YAML
 version: 0.1
 log:
@@ -63,6 +71,7 @@ storage:
 http:
   addr: 127.0.0.1:$port
   secret: verdict-dev-only
+$tls
 $auth
 YAML
 }

@@ -77,6 +77,18 @@ pub fn registry(registries: &BTreeMap<String, RegistrySettings>) -> Registry {
     })
 }
 
+/// The configuration's `[registries]`, each `ca_file` resolved against
+/// the file's directory.
+pub fn registries(file: &crate::config::ConfigFile) -> BTreeMap<String, RegistrySettings> {
+    let mut registries = file.config.registries.clone();
+    for settings in registries.values_mut() {
+        if let Some(path) = &settings.ca_file {
+            settings.ca_file = Some(file.resolve(path));
+        }
+    }
+    registries
+}
+
 /// A verifier loaded from a registry, and how.
 pub struct Loaded {
     /// The verifier.

@@ -98,7 +98,8 @@ fn load_verifier(
                 .get(tenant)
                 .map(|t| t.allowed_digests.as_slice())
                 .unwrap_or_default();
-            let loaded = crate::oci::load(host, &file.config.registries, &reference, allowed)
+            let registries = crate::oci::registries(file);
+            let loaded = crate::oci::load(host, &registries, &reference, allowed)
                 .map_err(|e| file.error(&at, e.to_string()))?;
             crate::stdout::note_line(format_args!(
                 "note: tenant {tenant} {field}: {}",

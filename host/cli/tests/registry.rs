@@ -589,3 +589,68 @@ fn run_json_reports_what_the_tag_resolved_to() {
     assert_eq!(oci["manifestDigest"], digest);
     assert_eq!(oci["layerDigest"], sha256(artifact_ready()));
 }
+
+#[test]
+fn a_configured_registry_over_tls_with_a_relative_ca_file_and_password_env() {
+    use verdict::fake::{Script, ScriptedTurn};
+    use verdict::registry::{ComponentInfo, OciRef, Options, Registry, RegistrySettings};
+    let Some(reg) = DevRegistry::start_tls(Some(("ci", "pa55"))) else {
+        return;
+    };
+    let settings = RegistrySettings {
+        username: Some("ci".into()),
+        password: Some("pa55".into()),
+        insecure: Some(false),
+        ca_file: Some(reg.certificate()),
+        ..RegistrySettings::default()
+    };
+    let reference = reg.reference("verifiers/artifact-ready:tls");
+    let pushed = Registry::new(Options {
+        registries: [(reg.addr(), settings)].into(),
+        ..Options::default()
+    })
+    .push_blocking(
+        &OciRef::parse(&reference).unwrap(),
+        artifact_ready(),
+        &ComponentInfo::default(),
+    )
+    .unwrap();
+
+    let fake = support::Fake::start(Script::new(vec![
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call("read-1", "read_artifact", serde_json::json!({"id": "A42"})),
+        ScriptedTurn::text("I read A42: it is ready."),
+    ]));
+    let setup = support::Setup::new();
+    std::fs::copy(reg.certificate(), setup.path("registry.pem")).unwrap();
+    let config = support::base_config(&fake.base_url(), 6)
+        + &format!(
+            "\n[registries.\"{}\"]\nusername = \"ci\"\npassword_env = \"VERDICT_TEST_REGISTRY_PASSWORD\"\ninsecure = false\nca_file = \"registry.pem\"\n",
+            reg.addr()
+        )
+        + &support::verified(2).replace("builtin:artifact-ready", &reference);
+    let path = setup.write("verdict.toml", &config);
+    let docker = tempfile::tempdir().unwrap();
+    let mut command = support::command(
+        &[
+            "run",
+            "--config",
+            path.to_str().unwrap(),
+            "--json",
+            "Verify A42.",
+        ],
+        &setup.path("cache"),
+    );
+    command
+        .env("DOCKER_CONFIG", docker.path())
+        .env("VERDICT_TEST_REGISTRY_PASSWORD", "pa55");
+    let out = support::Running::spawn(command).output();
+    let value = json(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{value} {}",
+        support::stderr(&out)
+    );
+    assert_eq!(value["oci"][0]["manifestDigest"], pushed.digest);
+}

@@ -192,7 +192,13 @@ impl Registry {
         reference: &OciRef,
     ) -> Result<(oci_client::Client, Credentials), RegistryError> {
         let settings = self.options.registries.get(&reference.registry);
-        let plain = reference.is_loopback() || settings.is_some_and(|s| s.insecure);
+        let plain = settings
+            .and_then(|s| s.insecure)
+            .unwrap_or_else(|| reference.is_loopback());
+        let mut roots = Vec::new();
+        if let Some(path) = settings.and_then(|s| s.ca_file.as_ref()) {
+            roots.push(ca_file(&reference.registry, path)?);
+        }
         let bound = self.options.timeout_for(&reference.registry);
         let config = ClientConfig {
             protocol: if plain {
@@ -206,6 +212,7 @@ impl Registry {
             platform_resolver: None,
             max_concurrent_upload: 1,
             max_concurrent_download: 1,
+            extra_root_certificates: roots,
             ..ClientConfig::default()
         };
         let client = oci_client::Client::try_from(config).map_err(|e| RegistryError::Registry {
@@ -418,6 +425,32 @@ impl Registry {
             layer_digest,
         })
     }
+}
+
+/// The PEM certificates of a registry's `ca_file` (at most 1 MiB).
+fn ca_file(
+    registry: &str,
+    path: &std::path::Path,
+) -> Result<oci_client::client::Certificate, RegistryError> {
+    let bad = |why: String| RegistryError::CaFile {
+        registry: registry.to_owned(),
+        path: path.to_owned(),
+        why,
+    };
+    let data = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    if data.len() > 1024 * 1024 {
+        return Err(bad("over 1 MiB".to_owned()));
+    }
+    if !data
+        .windows(27)
+        .any(|w| w == b"-----BEGIN CERTIFICATE-----")
+    {
+        return Err(bad("no PEM certificate in it".to_owned()));
+    }
+    Ok(oci_client::client::Certificate {
+        encoding: oci_client::client::CertificateEncoding::Pem,
+        data,
+    })
 }
 
 fn check_allowed(

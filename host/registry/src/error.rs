@@ -131,6 +131,16 @@ pub enum RegistryError {
         /// What is wrong.
         why: String,
     },
+    /// The registry's `ca_file` cannot be used.
+    #[error("[registries.\"{registry}\"] ca_file {}: {why}", .path.display())]
+    CaFile {
+        /// `HOST[:PORT]`.
+        registry: String,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
     /// The local cache could not be read or written.
     #[error("the OCI cache at {}: {source}", .path.display())]
     Cache {

@@ -10,7 +10,8 @@
 //! without contacting the registry, and `offline` serves only the cache.
 //!
 //! Loopback registries (`localhost`, 127.0.0.0/8, `::1`) are reached over
-//! plain HTTP; others over TLS unless their [`RegistrySettings::insecure`].
+//! plain HTTP; others over TLS (with [`RegistrySettings::ca_file`]'s roots
+//! too); [`RegistrySettings::insecure`] overrides either way.
 //! Credentials come from [`RegistrySettings`], else the Docker credentials
 //! file. Every operation is bounded: [`Options::connect_timeout`] and
 //! [`Options::timeout`] in time, [`settings::MAX_MANIFEST_BYTES`] and

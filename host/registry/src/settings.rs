@@ -28,9 +28,15 @@ pub struct RegistrySettings {
     /// The environment variable holding the password or token.
     #[serde(default)]
     pub password_env: Option<String>,
-    /// Plain HTTP to a registry that is not on loopback.
+    /// `true`: plain HTTP (needed for a registry not on loopback without
+    /// TLS); `false`: TLS even on loopback. Absent: plain HTTP on loopback
+    /// (`localhost`, 127.0.0.0/8, `::1`), TLS elsewhere.
     #[serde(default)]
-    pub insecure: bool,
+    pub insecure: Option<bool>,
+    /// A PEM file of extra root certificates to trust for this registry
+    /// (a private CA, a self-signed registry).
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
     /// Bound on one whole push or pull, in milliseconds (default 60000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
@@ -43,6 +49,7 @@ impl std::fmt::Debug for RegistrySettings {
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .field("password_env", &self.password_env)
             .field("insecure", &self.insecure)
+            .field("ca_file", &self.ca_file)
             .field("timeout_ms", &self.timeout_ms)
             .finish()
     }
@@ -66,6 +73,12 @@ impl RegistrySettings {
             return Err((
                 "password_env",
                 "must be a nonempty variable name".to_owned(),
+            ));
+        }
+        if self.ca_file.is_some() && self.insecure == Some(true) {
+            return Err((
+                "ca_file",
+                "conflicts with insecure = true (plain HTTP)".to_owned(),
             ));
         }
         if let Some(ms) = self.timeout_ms

@@ -135,3 +135,43 @@ fn an_unset_password_variable_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn tls_with_the_registry_certificate_as_ca_file_and_basic_auth() {
+    let Some(reg) = DevRegistry::start_tls(Some(("alice", "s3cret"))) else {
+        return;
+    };
+    let tag = OciRef::parse(&reg.reference("team/check:tls")).unwrap();
+    let bytes = component(9, 5000);
+    let tls = |ca_file: Option<std::path::PathBuf>| RegistrySettings {
+        username: Some("alice".into()),
+        password: Some("s3cret".into()),
+        // TLS although on loopback.
+        insecure: Some(false),
+        ca_file,
+        ..RegistrySettings::default()
+    };
+    let none = std::path::Path::new("/nonexistent");
+    let pushed = with(Some(tls(Some(reg.certificate()))), &reg.addr(), none)
+        .push_blocking(&tag, &bytes, &info())
+        .unwrap();
+    let pulled = with(Some(tls(Some(reg.certificate()))), &reg.addr(), none)
+        .fetch_blocking(&tag, &[])
+        .unwrap();
+    assert_eq!((pulled.digest, pulled.bytes), (pushed.digest, bytes));
+    // Without the certificate the registry is not trusted.
+    let err = with(Some(tls(None)), &reg.addr(), none)
+        .fetch_blocking(&tag, &[])
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, RegistryError::Connect { .. }), "{text}");
+    assert!(text.to_lowercase().contains("certificate"), "{text}");
+    eprintln!("untrusted: {text}");
+    // A ca_file that is not PEM is named.
+    let not_pem = reg.dir.path().join("not-pem.txt");
+    std::fs::write(&not_pem, "not a certificate").unwrap();
+    let err = with(Some(tls(Some(not_pem))), &reg.addr(), none)
+        .fetch_blocking(&tag, &[])
+        .unwrap_err();
+    assert!(err.to_string().contains("no PEM certificate"), "{err}");
+}

@@ -78,10 +78,51 @@ impl DevRegistry {
     /// Starts one (with htpasswd basic auth when `auth` is given); `None`
     /// when the registry cannot be installed here.
     pub fn start(auth: Option<(&str, &str)>) -> Option<Self> {
+        Self::start_in(tempfile::tempdir().unwrap(), auth)
+    }
+
+    /// Starts one serving HTTPS with a self-signed certificate for
+    /// 127.0.0.1 (its PEM at [`DevRegistry::certificate`]).
+    pub fn start_tls(auth: Option<(&str, &str)>) -> Option<Self> {
         if !installed() {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+            ])
+            .args(["-nodes", "-days", "2", "-subj", "/CN=verdict-dev"])
+            .args(["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"])
+            .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+            .arg("-keyout")
+            .arg(dir.path().join("tls.key"))
+            .arg("-out")
+            .arg(dir.path().join("tls.crt"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Self::start_in(dir, auth)
+    }
+
+    /// The certificate of a [`DevRegistry::start_tls`] registry.
+    pub fn certificate(&self) -> PathBuf {
+        self.dir.path().join("tls.crt")
+    }
+
+    fn start_in(dir: tempfile::TempDir, auth: Option<(&str, &str)>) -> Option<Self> {
+        if !installed() {
+            return None;
+        }
         let mut reg = Self {
             child: None,
             dir,
