@@ -200,7 +200,7 @@ impl Registry {
             roots.push(ca_file(&reference.registry, path)?);
         }
         let bound = self.options.timeout_for(&reference.registry);
-        let config = ClientConfig {
+        let mut config = ClientConfig {
             protocol: if plain {
                 ClientProtocol::Http
             } else {
@@ -215,6 +215,9 @@ impl Registry {
             extra_root_certificates: roots,
             ..ClientConfig::default()
         };
+        if reference.is_loopback() {
+            bypass_proxies(&mut config, reference.host());
+        }
         let client = oci_client::Client::try_from(config).map_err(|e| RegistryError::Registry {
             registry: reference.registry.clone(),
             message: format!("cannot build the HTTP client: {e}"),
@@ -425,6 +428,26 @@ impl Registry {
             layer_digest,
         })
     }
+}
+
+/// A loopback registry is never reached through a proxy of the
+/// environment: the environment's proxies are set explicitly (which turns
+/// off reqwest's own reading of them) with `host` added to `NO_PROXY`.
+fn bypass_proxies(config: &mut ClientConfig, host: &str) {
+    let var = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| std::env::var(n).ok().filter(|v| !v.trim().is_empty()))
+    };
+    let all = var(&["ALL_PROXY", "all_proxy"]);
+    config.http_proxy = var(&["HTTP_PROXY", "http_proxy"]).or_else(|| all.clone());
+    config.https_proxy = var(&["HTTPS_PROXY", "https_proxy"]).or(all);
+    let mut no_proxy = var(&["NO_PROXY", "no_proxy"]).unwrap_or_default();
+    if !no_proxy.is_empty() {
+        no_proxy.push(',');
+    }
+    no_proxy.push_str(host);
+    config.no_proxy = Some(no_proxy);
 }
 
 /// The PEM certificates of a registry's `ca_file` (at most 1 MiB).
