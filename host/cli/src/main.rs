@@ -10,6 +10,7 @@ mod dependency;
 mod exit;
 mod files;
 mod narrate;
+mod oci;
 mod roots;
 mod run_report;
 mod session;
@@ -51,6 +52,12 @@ enum Command {
     /// Create a verifier project (Rust, Python or JavaScript) in an empty
     /// directory, with a native test, ready to build into a component.
     NewVerifier(commands::new_verifier::NewVerifierArgs),
+    /// Push a verifier component to an OCI registry
+    /// (oci://HOST[:PORT]/REPO:TAG); prints the pushed digest last.
+    Push(commands::push::PushArgs),
+    /// Pull a verifier component from an OCI registry into a file,
+    /// verified against its digests.
+    Pull(commands::pull::PullArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +77,8 @@ fn main() -> ExitCode {
         Command::Componentize(args) => commands::componentize::run(args),
         Command::FakeProvider(args) => commands::fake_provider::run(args),
         Command::NewVerifier(args) => commands::new_verifier::run(args),
+        Command::Push(args) => commands::push::run(args),
+        Command::Pull(args) => commands::pull::run(args),
     };
     match result {
         Ok(code) => code.into(),

@@ -88,6 +88,26 @@ fn load_verifier(
             LoadError::Io(why) => file.error(&at, format!("cannot read {}: {why}", path.display())),
             other => rejected(other),
         })?,
+        // Resolved to a digest now, pulled unless cached, verified.
+        VerifierSource::Oci(text) => {
+            let reference = verdict::registry::OciRef::parse(&text)
+                .map_err(|e| file.error(&at, e.to_string()))?;
+            let allowed = file
+                .config
+                .tenants
+                .get(tenant)
+                .map(|t| t.allowed_digests.as_slice())
+                .unwrap_or_default();
+            let registries = crate::oci::registries(file);
+            let loaded = crate::oci::load(host, &registries, &reference, allowed)
+                .map_err(|e| file.error(&at, e.to_string()))?;
+            crate::stdout::note_line(format_args!(
+                "note: tenant {tenant} {field}: {}",
+                loaded.describe(&reference)
+            ));
+            crate::oci::record(tenant, field, &loaded, &reference);
+            loaded.verifier
+        }
     };
     let has_role = match field {
         "completion" => verifier.has_completion(),

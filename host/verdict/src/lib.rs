@@ -58,6 +58,13 @@ pub use verdict_sandbox::{
     MemoryStore, Role, Tenant, TrapKind, VerifierHost, WasmChecker, WasmKind, compile_child_main,
 };
 
+/// Verifier components from OCI registries: `oci://` references, push,
+/// fetch through a local cache, credentials and bounds.
+#[cfg(feature = "registry")]
+pub mod registry {
+    pub use verdict_registry::*;
+}
+
 /// The loop policy engine on its own, for a host that drives its own loop:
 /// the decisions [`Agent`] asks for at every decision point.
 pub mod engine {

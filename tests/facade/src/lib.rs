@@ -88,6 +88,7 @@ pub const MEMBER_PATHS: &[&str] = &[
     "verdict_agent",
     "verdict_policy",
     "verdict_providers",
+    "verdict_registry",
     "verdict_sandbox",
 ];
 

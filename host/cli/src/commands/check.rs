@@ -14,7 +14,8 @@ use verdict::{CheckContext, CheckPacket};
 /// Arguments of `verdict check`.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// The verifier: a .wasm component, or builtin:NAME.
+    /// The verifier: a .wasm component, builtin:NAME, or
+    /// oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST].
     #[arg(long, value_name = "WASM")]
     verifier: String,
     /// The check packet (JSON, the spec's camelCase fields).
@@ -92,7 +93,19 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     };
     let tenant = Tenant::new(args.tenant.clone(), limits, store);
     let host = args.host.host()?;
-    let loaded = if args.verifier.starts_with("builtin:") {
+    let mut oci = None;
+    let loaded = if verdict::registry::is_oci(&args.verifier) {
+        let reference = verdict::registry::OciRef::parse(&args.verifier)?;
+        match crate::oci::load(&host, &Default::default(), &reference, &[]) {
+            Ok(loaded) => {
+                crate::stdout::note_line(format_args!("note: {}", loaded.describe(&reference)));
+                oci = Some(loaded.to_json(&reference));
+                Ok(loaded.verifier)
+            }
+            Err(crate::oci::OciLoadError::Rejected { error, .. }) => Err(error),
+            Err(e) => return Err(e.into()),
+        }
+    } else if args.verifier.starts_with("builtin:") {
         let bytes = super::read_verifier(&args.verifier)?;
         host.load_bytes(&bytes).map(|(verifier, _)| verifier)
     } else {
@@ -141,10 +154,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         Err(_) => Exit::CheckerError,
     };
     if args.json {
-        crate::outln!(
-            "{}",
-            render_json(&args.tenant, digest.as_deref(), &result, &metrics)
-        )?;
+        let mut value = render_json(&args.tenant, digest.as_deref(), &result, &metrics);
+        if let Some(oci) = oci {
+            value["oci"] = oci;
+        }
+        crate::outln!("{value}")?;
     } else {
         print_text(&result, &metrics)?;
     }

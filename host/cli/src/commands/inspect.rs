@@ -6,7 +6,7 @@ use crate::exit::Exit;
 /// Arguments of `verdict inspect`.
 #[derive(Debug, clap::Args)]
 pub struct InspectArgs {
-    /// The .wasm file, or builtin:NAME.
+    /// The .wasm file, builtin:NAME, or oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST].
     wasm: String,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -17,8 +17,17 @@ pub struct InspectArgs {
 
 /// Runs `verdict inspect`; exits 0 when accepted, 1 when rejected.
 pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
-    let bytes = super::read_verifier(&args.wasm)?;
     let host = args.host.host()?;
+    let mut fetched = None;
+    let bytes = if verdict::registry::is_oci(&args.wasm) {
+        let reference = verdict::registry::OciRef::parse(&args.wasm)?;
+        let f = crate::oci::registry(&Default::default()).fetch_blocking(&reference, &[])?;
+        let bytes = f.bytes.clone();
+        fetched = Some(f);
+        bytes
+    } else {
+        super::read_verifier(&args.wasm)?
+    };
     if host.would_compile(&bytes) {
         crate::stdout::note_line(format_args!(
             "compiling {} to inspect it (seconds for a Python or JavaScript verifier)...",
@@ -27,8 +36,23 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
     }
     let info = host.inspect(&bytes);
     if args.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&info)?)?;
+        let mut value = serde_json::to_value(&info)?;
+        if let Some(f) = &fetched {
+            value["oci"] = serde_json::json!({
+                "resolved": f.reference.canonical(),
+                "manifestDigest": f.digest,
+                "layerDigest": f.layer_digest,
+                "annotations": f.annotations,
+            });
+        }
+        crate::outln!("{}", serde_json::to_string_pretty(&value)?)?;
     } else {
+        if let Some(f) = &fetched {
+            crate::outln!("oci:     {}", f.reference.canonical())?;
+            for (key, value) in &f.annotations {
+                crate::outln!("  {key}: {value}")?;
+            }
+        }
         crate::outln!("digest:  sha256:{}", info.digest)?;
         crate::outln!("size:    {} bytes", info.size)?;
         crate::outln!("kind:    {:?}", info.kind)?;

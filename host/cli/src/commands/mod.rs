@@ -8,6 +8,8 @@ pub mod demo;
 pub mod fake_provider;
 pub mod inspect;
 pub mod new_verifier;
+pub mod pull;
+pub mod push;
 pub mod run;
 
 use anyhow::Context;
@@ -24,10 +26,14 @@ pub struct HostArgs {
     /// Compile every time; never read or write the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Fetch `oci://` verifiers only from the local cache; never contact
+    /// a registry.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 impl HostArgs {
-    fn cache_dir(&self) -> Option<PathBuf> {
+    pub(crate) fn cache_dir(&self) -> Option<PathBuf> {
         if self.no_cache {
             return None;
         }
@@ -46,6 +52,10 @@ impl HostArgs {
 
     /// Builds the verifier host.
     pub fn host(&self) -> anyhow::Result<VerifierHost> {
+        crate::oci::set_defaults(crate::oci::Defaults {
+            cache_dir: self.cache_dir(),
+            offline: self.offline,
+        });
         let config = HostConfig {
             cache_dir: self.cache_dir(),
             // One-shot CLI calls gain nothing from a pool.

@@ -80,7 +80,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         return Err(OutputError::from(error).into());
     }
     if args.json {
-        let value = run_report::to_json(&result, session.tenant.as_deref(), &totals);
+        let mut value = run_report::to_json(&result, session.tenant.as_deref(), &totals);
+        // The verifiers from registries: what their tags resolved to.
+        let oci = crate::oci::recorded();
+        if !oci.is_empty() {
+            value["oci"] = oci.into();
+        }
         let text = serde_json::to_string(&value).context("cannot render the result")?;
         crate::outln!("{text}").map_err(|e| e.losing(lost()))?;
     } else {

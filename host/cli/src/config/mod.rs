@@ -42,6 +42,9 @@ pub struct Config {
     /// Verifiers per tenant.
     #[serde(default)]
     pub tenants: BTreeMap<String, TenantSection>,
+    /// OCI registries by `HOST[:PORT]`: credentials, plain HTTP, bounds.
+    #[serde(default)]
+    pub registries: BTreeMap<String, verdict::registry::RegistrySettings>,
 }
 
 /// Where a verifier comes from.
@@ -51,6 +54,8 @@ pub enum VerifierSource {
     Builtin(String),
     /// A `.wasm` file (resolved against the configuration's directory).
     File(PathBuf),
+    /// A component in an OCI registry (`oci://…`, parsed when loaded).
+    Oci(String),
 }
 
 /// A loaded configuration file: the text is kept so later errors (a corrupt
@@ -93,8 +98,11 @@ impl ConfigFile {
             .unwrap_or_else(|| path.to_owned())
     }
 
-    /// The source of a verifier spec (`builtin:NAME` or a path).
+    /// The source of a verifier spec (`builtin:NAME`, `oci://…` or a path).
     pub fn verifier_source(&self, spec: &str) -> VerifierSource {
+        if verdict::registry::is_oci(spec) {
+            return VerifierSource::Oci(spec.to_owned());
+        }
         match spec.strip_prefix("builtin:") {
             Some(name) => VerifierSource::Builtin(name.to_owned()),
             None => VerifierSource::File(self.resolve(Path::new(spec))),
@@ -230,6 +238,11 @@ fn validate(file: &ConfigFile) -> Result<(), ConfigError> {
                 message.push_str(&format!(" (and {rest} more violation(s))"));
             }
             return Err(file.error(&path, message));
+        }
+    }
+    for (host, registry) in &config.registries {
+        if let Err((field, message)) = registry.validate() {
+            return Err(file.error(&[key("registries"), key(host), key(field)], message));
         }
     }
     for (name, tenant) in &config.tenants {

@@ -280,12 +280,18 @@ impl LimitsSection {
 pub struct TenantSection {
     /// The directory the tenant's verifiers may read.
     pub artifact_root: PathBuf,
-    /// The completion checker: a `.wasm` component or `builtin:NAME`.
+    /// The completion checker: a `.wasm` component, `builtin:NAME` or
+    /// `oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST]`.
     #[serde(default)]
     pub completion: Option<String>,
-    /// The progress checker: a `.wasm` component or `builtin:NAME`.
+    /// The progress checker: a `.wasm` component, `builtin:NAME` or
+    /// `oci://…`.
     #[serde(default)]
     pub progress: Option<String>,
+    /// The only manifest digests (`sha256:…`) an `oci://` verifier of this
+    /// tenant may resolve to (empty: any).
+    #[serde(default)]
+    pub allowed_digests: Vec<String>,
     /// Sandbox limits.
     #[serde(default)]
     pub limits: LimitsSection,
@@ -332,6 +338,32 @@ impl TenantSection {
                         );
                     }
                 }
+                VerifierSource::Oci(text) => {
+                    let reference = verdict::registry::OciRef::parse(&text)
+                        .map_err(|e| file.error(&at(field), e.to_string()))?;
+                    if let Some(pin) = &reference.digest
+                        && !self.allowed_digests.is_empty()
+                        && !self.allowed_digests.contains(pin)
+                    {
+                        return Err(file.error(
+                            &at(field),
+                            format!("{pin} is not in this tenant's allowed_digests"),
+                        ));
+                    }
+                }
+            }
+        }
+        for (i, digest) in self.allowed_digests.iter().enumerate() {
+            if !verdict::registry::check_digest(digest) {
+                return Err(file.error(
+                    &[
+                        key("tenants"),
+                        key(name),
+                        key("allowed_digests"),
+                        Seg::Index(i),
+                    ],
+                    format!("{digest:?} is not a digest (sha256: and 64 lowercase hex digits)"),
+                ));
             }
         }
         self.limits.validate().map_err(|e| {
