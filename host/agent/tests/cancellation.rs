@@ -226,7 +226,9 @@ async fn cancel_a_slow_wasm_check(guest: &str, text: &str) -> Cancelled {
     };
     let probe = Arc::new(Probe::default());
     let store: Arc<dyn ArtifactStore> = probe.clone();
-    let tenant = Tenant::new("slow", limits, store);
+    // No ready instances: a store held by the probe then means a guest
+    // that runs (a ready one would hold it while it waits).
+    let tenant = Tenant::new("slow", limits, store).with_ready_instances(0);
     let (started_tx, mut started) = tokio::sync::mpsc::unbounded_channel();
     let answered = Arc::new(Mutex::new(None));
     let checker = Recording {

@@ -161,7 +161,11 @@ pub fn load_checkers(
         )
     })?;
     let limits = section.limits.to_limits();
-    let tenant = Tenant::new(name.to_owned(), limits, Arc::new(store));
+    let tenant = Tenant::new(name.to_owned(), limits, Arc::new(store)).with_ready_instances(
+        section
+            .ready_instances
+            .unwrap_or(verdict::DEFAULT_READY_INSTANCES),
+    );
     let mut checkers = Checkers::default();
     if let Some(spec) = &section.completion {
         let verifier = load_verifier(file, host, name, "completion", spec)?;

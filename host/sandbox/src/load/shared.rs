@@ -10,6 +10,7 @@ use crate::load::compile_child::CompileIn;
 use crate::load::tier::Tier;
 use crate::store::state::StoreState;
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
@@ -32,6 +33,12 @@ pub(crate) struct Shared {
     pub(crate) packed_packets: bool,
     /// A blocking caller asks for prompt wake-ups while it waits.
     pub(crate) prompt_wakeups: bool,
+    /// The most ready instances this tier's engine holds at once (half its
+    /// pool's instance slots with the pooling allocator: the other half is
+    /// for the calls themselves).
+    pub(crate) ready_budget: usize,
+    /// Ready instances held now.
+    pub(crate) ready_held: AtomicUsize,
     /// Held for its drop: the ticker stops with the last verifier.
     pub(crate) _ticker: Ticker,
 }

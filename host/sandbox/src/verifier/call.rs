@@ -245,7 +245,10 @@ impl CallRun {
                 mut store,
                 instance,
                 fuel_used,
+                held,
             }) => {
+                // No longer waiting: the engine's budget has room again.
+                drop(held);
                 store.data_mut().rearm(arm);
                 // Instantiating spent `fuel_used` of the budget, as it does
                 // when the call instantiates.

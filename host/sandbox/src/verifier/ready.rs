@@ -26,10 +26,12 @@ use crate::call::guard;
 use crate::call::handoff::GuestPolls;
 use crate::call::usage::Usage;
 use crate::limits::Limits;
+use crate::load::shared::Shared;
 use crate::store::clock::CallClock;
 use crate::store::state::{CallArm, CallPhase, StoreState};
 use crate::tenant::Tenant;
 use crate::verifier::call::{deadline, new_store};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, TryLockError, Weak};
 use std::time::{Instant, SystemTime};
 use verdict_policy::{CancelHandle, CheckContext};
@@ -39,12 +41,49 @@ use wasmtime::component::Instance;
 /// The most ready instances a tenant may ask for, per verifier.
 pub const MAX_READY_INSTANCES: usize = 64;
 
+/// Ready instances a tenant keeps per verifier unless told otherwise: one
+/// caller checking steadily (each check after the last one's refill) never
+/// waits for an instantiation; two at once find one ready and one being
+/// made.
+pub const DEFAULT_READY_INSTANCES: usize = 1;
+
 /// A store instantiated ahead of its check.
 pub(crate) struct ReadyInstance {
     pub(crate) store: wasmtime::Store<StoreState>,
     pub(crate) instance: Instance,
     /// Fuel instantiating used.
     pub(crate) fuel_used: u64,
+    /// Its place in the engine's budget of ready instances, given back
+    /// when it is taken for a check or dropped.
+    pub(crate) held: Held,
+}
+
+/// One of an engine's ready instances ([`Shared::ready_budget`]).
+pub(crate) struct Held(Arc<Shared>);
+
+impl Held {
+    fn take(shared: &Arc<Shared>) -> Option<Held> {
+        let held = shared.ready_held.fetch_add(1, Ordering::AcqRel);
+        if held >= shared.ready_budget {
+            shared.ready_held.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Held(Arc::clone(shared)))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.0.ready_held.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Why no ready instance was made.
+enum NotMade {
+    /// The engine holds as many ready instances as it may: try again later.
+    OverBudget,
+    /// Instantiating failed under the tenant's limits: do not try again.
+    Failed,
 }
 
 /// A verifier's pools of ready instances, one per tenant.
@@ -135,7 +174,7 @@ impl ReadyPools {
 
     /// Files a ready instance made for `tenant` (or drops it, when the pool
     /// moved on); a failed one stops the refills for these limits.
-    fn put(&self, tenant: &Tenant, made: Option<ReadyInstance>) {
+    fn put(&self, tenant: &Tenant, made: Result<ReadyInstance, NotMade>) {
         let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(pool) = pools.iter_mut().find(|p| p.serves(tenant)) else {
             drop(pools);
@@ -144,12 +183,13 @@ impl ReadyPools {
         };
         pool.pending = pool.pending.saturating_sub(1);
         match made {
-            Some(ready) if pool.ready.len() < pool.want => pool.ready.push(ready),
-            Some(extra) => {
+            Ok(ready) if pool.ready.len() < pool.want => pool.ready.push(ready),
+            Ok(extra) => {
                 drop(pools);
                 drop(extra);
             }
-            None => pool.want = 0,
+            Err(NotMade::OverBudget) => {}
+            Err(NotMade::Failed) => pool.want = 0,
         }
     }
 
@@ -203,10 +243,11 @@ impl Drop for Refill {
 }
 
 /// Instantiates `prepared` for `tenant` in a store of its own, under the
-/// tenant's limits and a deadline of its timeout; `None` when that fails
-/// (the check will instantiate and report why).
-fn make(prepared: &Prepared, tenant: &Tenant) -> Option<ReadyInstance> {
+/// tenant's limits and a deadline of its timeout (the check will
+/// instantiate, and report why, when that fails).
+fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> {
     let shared = &prepared.shared;
+    let held = Held::take(shared).ok_or(NotMade::OverBudget)?;
     let limits = *tenant.limits();
     let started = Instant::now();
     let (deadline, _) = deadline(started, &limits, &CheckContext::new());
@@ -227,7 +268,7 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Option<ReadyInstance> {
         arm,
         shared.load.max_memories,
     );
-    let mut store = new_store(shared, state, limits.fuel).ok()?;
+    let mut store = new_store(shared, state, limits.fuel).map_err(|_| NotMade::Failed)?;
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| {
         Ok(if ctx.data_mut().should_interrupt() {
@@ -238,14 +279,15 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Option<ReadyInstance> {
     });
     store.data_mut().phase = CallPhase::Instantiating;
     let instantiating = GuestPolls(Box::pin(prepared.pre.instantiate_async(&mut store)));
-    let instance = guard::block_on(instantiating, Some(deadline)).ok()?;
+    let instance = guard::block_on(instantiating, Some(deadline)).map_err(|_| NotMade::Failed)?;
     if store.data().limiter.memory_refused {
-        return None;
+        return Err(NotMade::Failed);
     }
-    let fuel_used = limits.fuel.saturating_sub(store.get_fuel().ok()?);
-    Some(ReadyInstance {
+    let fuel_left = store.get_fuel().map_err(|_| NotMade::Failed)?;
+    Ok(ReadyInstance {
         store,
         instance,
-        fuel_used,
+        fuel_used: limits.fuel.saturating_sub(fuel_left),
+        held,
     })
 }
