@@ -222,10 +222,13 @@ fn fmt(d: Duration) -> String {
     }
 }
 
+/// The bench's tenant, without ready instances: every row instantiates in
+/// the check unless it says otherwise (the ready-instance rows, section
+/// `ready`).
 fn tenant() -> Tenant {
     let store = Arc::new(MemoryStore::new());
     let _ = store.insert("A42", A42.to_vec());
-    Tenant::new("bench", Limits::default(), store)
+    Tenant::new("bench", Limits::default(), store).with_ready_instances(0)
 }
 
 fn host(pooling: bool, cache: Option<std::path::PathBuf>) -> VerifierHost {
@@ -405,6 +408,19 @@ fn main() {
     }
     if runs("f") {
         sleep_rows(&mut rows, &host, &tenant, &small, &wasm);
+    }
+    if std::env::var(ONLY_ENV).is_ok_and(|o| o.split(',').any(|s| s.trim() == "sat")) {
+        saturation_rows(
+            &small,
+            &large,
+            &[
+                ("no ready instances", tenant.clone().with_ready_instances(0)),
+                (
+                    "1 ready instance (default)",
+                    tenant.clone().with_ready_instances(1),
+                ),
+            ],
+        );
     }
     print_table(&rows, &breakdown);
 }
@@ -1153,4 +1169,44 @@ fn minor_faults() -> u64 {
         .and_then(|(_, rest)| rest.split_whitespace().nth(7))
         .and_then(|f| f.parse().ok())
         .unwrap_or(0)
+}
+
+/// `VERDICT_BENCH_ONLY=sat`: checks per second of two callers back to back
+/// for 1 s, 5 runs, the small and the max packet (to compare builds).
+fn saturation_rows(small: &CheckPacket, large: &CheckPacket, tenants: &[(&str, Tenant)]) {
+    let host = host(true, None);
+    let wasm = std::fs::read(guests::ARTIFACT_READY).unwrap_or_else(|e| panic!("{e}"));
+    let verifier = verifier_for(&host, &wasm);
+    for (name, packet) in [("small", small), ("max", large)] {
+        for (label, tenant) in tenants {
+            let mut rates = Vec::new();
+            for _ in 0..5 {
+                let done = std::sync::atomic::AtomicU64::new(0);
+                let stop = std::sync::atomic::AtomicBool::new(false);
+                let started = Instant::now();
+                std::thread::scope(|scope| {
+                    for _ in 0..2 {
+                        scope.spawn(|| {
+                            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                                let report = verifier.check(tenant, packet, &CheckContext::new());
+                                assert!(report.result.is_ok());
+                                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                        });
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                });
+                rates.push(
+                    done.load(std::sync::atomic::Ordering::Relaxed) as f64
+                        / started.elapsed().as_secs_f64(),
+                );
+            }
+            rates.sort_by(f64::total_cmp);
+            println!(
+                "| (sat) two callers back to back, {name} packet, {label} | {:.0} checks/s (median of 5; min {:.0}, max {:.0}) |",
+                rates[2], rates[0], rates[4]
+            );
+        }
+    }
 }
