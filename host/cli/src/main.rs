@@ -51,6 +51,9 @@ enum Command {
     /// Create a verifier project (Rust, Python or JavaScript) in an empty
     /// directory, with a native test, ready to build into a component.
     NewVerifier(commands::new_verifier::NewVerifierArgs),
+    /// Serve tenants' verifiers over HTTP (`serve --config FILE`), or print
+    /// a token's hash (`serve hash-token TOKEN`).
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Command::Componentize(args) => commands::componentize::run(args),
         Command::FakeProvider(args) => commands::fake_provider::run(args),
         Command::NewVerifier(args) => commands::new_verifier::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(code) => code.into(),

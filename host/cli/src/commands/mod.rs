@@ -9,6 +9,7 @@ pub mod fake_provider;
 pub mod inspect;
 pub mod new_verifier;
 pub mod run;
+pub mod serve;
 
 use anyhow::Context;
 use std::path::PathBuf;
@@ -27,7 +28,7 @@ pub struct HostArgs {
 }
 
 impl HostArgs {
-    fn cache_dir(&self) -> Option<PathBuf> {
+    pub(crate) fn cache_dir(&self) -> Option<PathBuf> {
         if self.no_cache {
             return None;
         }

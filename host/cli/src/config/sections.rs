@@ -289,12 +289,19 @@ pub struct TenantSection {
     /// Sandbox limits.
     #[serde(default)]
     pub limits: LimitsSection,
+    /// `verdict serve`: the hash of the tenant's bearer token (`verdict
+    /// serve hash-token TOKEN`); other commands ignore it.
+    #[serde(default)]
+    pub token_hash: Option<String>,
+    /// `verdict serve`: the tenant's checks at once (default 64).
+    #[serde(default)]
+    pub max_concurrent_checks: Option<usize>,
 }
 
 impl TenantSection {
-    pub(super) fn validate(
+    pub(super) fn validate<C>(
         &self,
-        file: &ConfigFile,
+        file: &ConfigFile<C>,
         name: &str,
         has_policy: bool,
     ) -> Result<(), ConfigError> {
