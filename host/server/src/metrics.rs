@@ -158,7 +158,8 @@ impl Metrics {
     }
 
     /// The text exposition: every series (`only: None`), or the series
-    /// without a tenant and those of tenant `only`.
+    /// without a tenant label and those of tenant `only` (not those of
+    /// other tenants, nor refusals of no tenant, `tenant=""`).
     pub fn render(&self, only: Option<&str>) -> String {
         let mut text = String::new();
         if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
@@ -219,7 +220,9 @@ mod tests {
         assert!(all.contains("tenant=\"beta\""), "{all}");
         let alpha = m.render(Some("alpha"));
         assert!(alpha.contains("tenant=\"alpha\""), "{alpha}");
-        assert!(alpha.contains("tenant=\"\""), "{alpha}");
+        // Refusals of no tenant are the admin's to see.
+        assert!(!alpha.contains("unauthorized"), "{alpha}");
+        assert!(all.contains("unauthorized"), "{all}");
         assert!(!alpha.contains("beta"), "{alpha}");
         // A name that is a prefix of another is not confused with it.
         let alp = m.render(Some("alp"));
