@@ -19,6 +19,7 @@ mod output_errors;
 mod polyglot;
 mod run;
 mod run_settled;
+mod serve;
 mod signals;
 mod stderr_notes;
 mod support;

@@ -1,0 +1,1 @@
+//! The remote checker against a served verifier.
