@@ -15,7 +15,8 @@ mod serve;
 
 pub use error::ConfigError;
 pub use sections::{
-    AgentSection, ConnectorSection, LimitsSection, TenantSection, ToolName, ToolsSection,
+    AgentSection, ConnectorSection, LimitsSection, RemoteSection, TenantSection, ToolName,
+    ToolsSection, VerifierRef,
 };
 pub use serve::load_serve;
 

@@ -3,7 +3,7 @@
 //! into the service's settings.
 
 use super::locate::Seg;
-use super::{ConfigError, ConfigFile, TenantSection, VerifierSource};
+use super::{ConfigError, ConfigFile, TenantSection, VerifierRef, VerifierSource};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::collections::BTreeMap;
@@ -174,8 +174,14 @@ fn settings(
         if t.max_concurrent_checks == Some(0) {
             return Err(file.error(&at("max_concurrent_checks"), "must be positive"));
         }
-        let spec = |field: &str, text: &Option<String>| -> Result<_, ConfigError> {
-            let Some(text) = text else { return Ok(None) };
+        let spec = |field: &str, given: &Option<VerifierRef>| -> Result<_, ConfigError> {
+            let Some(given) = given else { return Ok(None) };
+            let Some(text) = given.local() else {
+                return Err(file.error(
+                    &at(field),
+                    "serve runs verifiers itself: name a .wasm file or builtin:NAME",
+                ));
+            };
             Ok(Some(match file.verifier_source(text) {
                 VerifierSource::File(path) => VerifierSpec::File(path),
                 VerifierSource::Builtin(b) => VerifierSpec::Bytes {
