@@ -48,6 +48,8 @@ pub use lifecycle::{Server, ServerHandle};
 #[cfg(feature = "server")]
 pub const OPENAPI: &str = routes::OPENAPI;
 #[cfg(feature = "server")]
+pub use routes::ROUTES;
+#[cfg(feature = "server")]
 pub use settings::{Reloader, ServerSettings, Settings, TenantSettings, TlsFiles, VerifierSpec};
 
 /// The version of the verifier interface the service runs

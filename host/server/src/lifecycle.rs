@@ -108,16 +108,14 @@ impl Server {
                 "[server] max_concurrent_checks and max_connections must be positive".into(),
             ));
         }
-        let metrics = Metrics::new();
-        let build_host = host.clone();
-        let catalog = {
-            let settings = settings.clone();
-            let metrics_ref = &metrics;
-            // Compiles may take seconds: off the async workers.
-            tokio::task::block_in_place(move || {
-                Catalog::build(&build_host, &settings, None, metrics_ref)
-            })?
-        };
+        // Compiles may take seconds: off the async workers.
+        let (build_host, build_settings) = (host.clone(), settings.clone());
+        let (catalog, metrics) = tokio::task::spawn_blocking(move || {
+            let metrics = Metrics::new();
+            Catalog::build(&build_host, &build_settings, None, &metrics).map(|c| (c, metrics))
+        })
+        .await
+        .map_err(|e| ServeError::Settings(format!("the loading task failed: {e}")))??;
         let tls = settings
             .server
             .tls

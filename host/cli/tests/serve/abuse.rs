@@ -295,3 +295,56 @@ fn hostile_uploads_during_checks_change_nothing_and_a_good_one_swaps_in() {
         "{refused}"
     );
 }
+
+#[test]
+fn open_connections_are_bounded_and_the_next_waits_for_a_free_one() {
+    let served = Served::start(&config("max_connections = 2", ""));
+    // Two keep-alive connections, each served once and then held open.
+    let keep = |_| {
+        let mut s = connect(served.addr);
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        assert_eq!(read_head_status(&mut s), 200);
+        s
+    };
+    let held: Vec<_> = (0..2).map(keep).collect();
+    // A third is not served while both are open...
+    let mut third = connect(served.addr);
+    third
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(third.read(&mut byte).is_err(), "served past the bound");
+    // ...and is once one closes.
+    drop(held);
+    third
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let reply = read_reply(&mut third).unwrap();
+    assert_eq!(reply.status, 200);
+}
+
+/// Reads one response's head and its small body off a kept-alive stream.
+fn read_head_status(stream: &mut std::net::TcpStream) -> u16 {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).unwrap();
+        buf.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&buf).into_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .unwrap();
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    head.split(' ').nth(1).unwrap().parse().unwrap()
+}

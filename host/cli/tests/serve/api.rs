@@ -287,3 +287,58 @@ fn a_tenants_token_never_reaches_or_names_another_tenant() {
     let all = get(addr, "/metrics", Some(ADMIN)).text();
     assert!(all.contains(r#"tenant="beta""#), "{all}");
 }
+
+#[test]
+fn the_deadline_header_shortens_a_check_but_never_past_the_tenants_timeout() {
+    let text = config(
+        "",
+        "[tenants.alpha.limits]\ntimeout_ms = 400\nfuel = 100000000000000",
+    )
+    .replace(
+        "completion = \"builtin:artifact-ready\"\ntoken_hash",
+        &format!(
+            "completion = {:?}\ntoken_hash",
+            verdict_test_support::guests::HOSTILE_SPIN
+        ),
+    );
+    let served = Served::start_with(&text, &["--log-format", "json"]);
+    let spin = |deadline: &str| {
+        let r = request(
+            served.addr,
+            "POST",
+            "/v1/tenants/alpha/completion",
+            Some(ALPHA),
+            &[("X-Verdict-Deadline-Ms", deadline)],
+            &packet("ready.json"),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        let v = r.json();
+        assert_eq!(v["error"]["code"], "timeout", "{v}");
+        v["metrics"]["durationUs"].as_u64().unwrap() / 1000
+    };
+    // The caller's 100 ms applies; 60 s is capped at the tenant's 400 ms.
+    let short = spin("100");
+    assert!((90..350).contains(&short), "{short} ms");
+    let capped = spin("60000");
+    assert!((390..5000).contains(&capped), "{capped} ms");
+    // The access log is JSON with the check's fields.
+    assert!(
+        served.wait_log(
+            "\"checkStatus\":\"checker_error\"",
+            std::time::Duration::from_secs(5)
+        ),
+        "{}",
+        served.log()
+    );
+    let line = served
+        .log()
+        .lines()
+        .find(|l| l.contains("\"checkId\""))
+        .unwrap()
+        .to_owned();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["tenant"], "alpha");
+    assert_eq!(v["role"], "completion");
+    assert_eq!(v["status"], 200);
+    assert_eq!(v["verifierDigest"].as_str().unwrap().len(), 64);
+}

@@ -197,3 +197,71 @@ fn a_reload_adds_a_tenant_under_load_and_a_bad_one_keeps_the_running_config() {
         "{metrics}"
     );
 }
+
+#[test]
+fn tls_serves_https_with_the_configured_certificate() {
+    // A self-signed certificate for 127.0.0.1 (openssl and curl: the
+    // machine's own tools).
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let served = Served::start(&config(
+        &format!("tls_cert = {:?}\ntls_key = {:?}", cert, key),
+        "",
+    ));
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "20", "--cacert"])
+        .arg(&cert)
+        .args([
+            "-H",
+            &format!("Authorization: Bearer {ALPHA}"),
+            "--data-binary",
+        ])
+        .arg(format!(
+            "@{}",
+            super::server::examples()
+                .join("packets/ready.json")
+                .display()
+        ))
+        .arg(format!(
+            "https://{}/v1/tenants/alpha/completion",
+            served.addr
+        ))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["status"], "complete");
+    // Plain HTTP on the TLS port gets no answer.
+    let mut plain = connect(served.addr);
+    send(&mut plain, "GET", "/healthz", None, &[], b"");
+    assert!(read_reply(&mut plain).map_or(true, |r| r.status != 200));
+}
