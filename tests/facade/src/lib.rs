@@ -89,6 +89,7 @@ pub const MEMBER_PATHS: &[&str] = &[
     "verdict_policy",
     "verdict_providers",
     "verdict_sandbox",
+    "verdict_server",
 ];
 
 /// What is wrong with `block`'s paths, if anything: a verifier's example
