@@ -21,7 +21,8 @@ if [[ ! -x $tools/bin/oha ]] || ! "$tools/bin/oha" --version | grep -q "$oha_ver
     CARGO_TARGET_DIR=$tools/build cargo install --locked --root "$tools" --version "$oha_version" oha
 fi
 oha=$tools/bin/oha
-cargo build --release --locked -p verdict-cli -p verdict-server --example in_process
+cargo build --release --locked -p verdict-cli --bin verdict
+cargo build --release --locked -p verdict-server --example in_process
 verdict=$target/release/verdict
 in_process=$target/release/examples/in_process
 
@@ -63,18 +64,7 @@ addr=$(sed -n 's/^verdict serve: listening on //p' "$work/serve.log")
 url=http://$addr/v1/tenants/bench/completion
 echo "verdict serve on $addr (pid $server); $(nproc) cores, load generator on the same machine"
 
-summary() {
-    python3 -c '
-import json, sys
-r = json.load(sys.stdin)
-s, p = r["summary"], r["latencyPercentiles"]
-codes = r.get("statusCodeDistribution", {})
-ok = codes.get("200", 0)
-print(f"{sys.argv[1]:<14} {ok:>7} checks  {s[\"requestsPerSec\"]:>9.0f} checks/s  "
-      f"p50 {p[\"p50\"]*1e3:.3f} ms  p99 {p[\"p99\"]*1e3:.3f} ms  p99.9 {p[\"p99.9\"]*1e3:.3f} ms"
-      + ("" if set(codes) <= {"200"} else f"  statuses {codes}"))
-' "$1"
-}
+summary() { python3 host/server/bench/summary.py "$1"; }
 
 for packet in small max; do
     count=$n
