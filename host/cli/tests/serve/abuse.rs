@@ -348,3 +348,23 @@ fn read_head_status(stream: &mut std::net::TcpStream) -> u16 {
     stream.read_exact(&mut body).unwrap();
     head.split(' ').nth(1).unwrap().parse().unwrap()
 }
+
+#[test]
+fn a_body_slower_than_the_request_timeout_gets_408() {
+    let served = Served::start(&config("request_timeout_ms = 400", ""));
+    let mut stream = connect(served.addr);
+    let head = format!(
+        "POST /v1/tenants/alpha/completion HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ALPHA}\r\nContent-Length: 239\r\n\r\n{{"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let started = Instant::now();
+    // The rest of the body never comes.
+    let reply = read_reply(&mut stream).unwrap();
+    assert_eq!(reply.status, 408, "{}", reply.text());
+    assert_eq!(reply.code(), "request_timeout");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(350) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+}
