@@ -81,4 +81,13 @@ for packet in small max; do
     "$in_process" run "$work/$packet.json" "$work/art" "$count"
 done
 
+# Where the time goes: the HTTP floor (GET /healthz) and a POST read and
+# parsed but refused (400: auth, body, packet parsing; no sandbox call).
+echo '{"executionId":"bench"}' > "$work/invalid.json"
+for c in 1 16; do
+    "$oha" -n "$n" -c "$c" --no-tui --output-format json "http://$addr/healthz" | summary "healthz c=$c"
+    "$oha" -n "$n" -c "$c" -m POST -H "Authorization: Bearer $token" -D "$work/invalid.json" \
+        --no-tui --output-format json "$url" | summary "400 c=$c"
+done
+
 python3 host/server/bench/idle.py "${addr##*:}" "$server" "$idle"

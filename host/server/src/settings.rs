@@ -36,7 +36,8 @@ pub struct ServerSettings {
     pub listen: SocketAddr,
     /// Hash of the admin token ([`crate::hash_token`]); none: no admin.
     pub admin_token_hash: Option<String>,
-    /// Checks running at once, over all tenants (more: 429).
+    /// Checks running at once, over all tenants (more: 429). The verifier
+    /// host's instance pool should hold as many (`verdict serve` sizes it so).
     pub max_concurrent_checks: usize,
     /// Open connections at once (more wait in the listen backlog).
     pub max_connections: usize,
@@ -55,7 +56,7 @@ impl Default for ServerSettings {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8700)),
             admin_token_hash: None,
-            max_concurrent_checks: 256,
+            max_concurrent_checks: 64,
             max_connections: 10_000,
             request_timeout: Duration::from_secs(70),
             header_read_timeout: Duration::from_secs(5),

@@ -67,8 +67,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         Arc::new(move || crate::config::load_serve(&config, listen).map_err(|e| format!("{e}")));
     let host = verdict::VerifierHost::new(HostConfig {
         cache_dir: args.host.cache_dir(),
-        // A long-lived service: pooled instances pay off.
+        // A long-lived service: pooled instances pay off, as many as checks
+        // may run at once.
         pooling: true,
+        pool_instances: u32::try_from(settings.server.max_concurrent_checks)
+            .unwrap_or(u32::MAX)
+            .max(HostConfig::default().pool_instances),
         compile_in: super::compile_child::compile_in(),
         ..HostConfig::default()
     })

@@ -26,7 +26,7 @@ pub struct ServerSection {
     /// The hash of the admin token (`verdict serve hash-token TOKEN`).
     #[serde(default)]
     pub admin_token_hash: Option<String>,
-    /// Checks at once over all tenants (default 256).
+    /// Checks at once over all tenants (default 64).
     #[serde(default)]
     pub max_concurrent_checks: Option<usize>,
     /// Open connections at once (default 10000).
