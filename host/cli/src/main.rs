@@ -58,6 +58,9 @@ enum Command {
     /// Pull a verifier component from an OCI registry into a file,
     /// verified against its digests.
     Pull(commands::pull::PullArgs),
+    /// Serve tenants' verifiers over HTTP (`serve --config FILE`), or print
+    /// a token's hash (`serve hash-token TOKEN`).
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::NewVerifier(args) => commands::new_verifier::run(args),
         Command::Push(args) => commands::push::run(args),
         Command::Pull(args) => commands::pull::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(code) => code.into(),

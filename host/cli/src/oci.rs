@@ -80,7 +80,16 @@ pub fn registry(registries: &BTreeMap<String, RegistrySettings>) -> Registry {
 /// The configuration's `[registries]`, each `ca_file` resolved against
 /// the file's directory.
 pub fn registries(file: &crate::config::ConfigFile) -> BTreeMap<String, RegistrySettings> {
-    let mut registries = file.config.registries.clone();
+    resolve_registries(file, &file.config.registries)
+}
+
+/// `given` (a configuration's `[registries]`), each `ca_file` resolved
+/// against `file`'s directory.
+pub fn resolve_registries<C>(
+    file: &crate::config::ConfigFile<C>,
+    given: &BTreeMap<String, RegistrySettings>,
+) -> BTreeMap<String, RegistrySettings> {
+    let mut registries = given.clone();
     for settings in registries.values_mut() {
         if let Some(path) = &settings.ca_file {
             settings.ca_file = Some(file.resolve(path));

@@ -3,9 +3,10 @@
 
 use crate::builtin_tools::Workspace;
 use crate::config::locate::Seg;
-use crate::config::{ConfigError, ConfigFile, VerifierSource};
+use crate::config::{ConfigError, ConfigFile, RemoteSection, VerifierRef, VerifierSource};
 use std::sync::{Arc, Mutex};
 use verdict::LoopPolicy;
+use verdict::RemoteChecker;
 use verdict::{Agent, CheckerTotals, Checkers, ConnectorRegistry};
 use verdict::{Connector, ConnectorConfig, Credential};
 use verdict::{DirStore, LoadError, LoadedVerifier, Tenant, VerifierHost, WasmChecker};
@@ -139,6 +140,27 @@ fn connector(file: &ConfigFile) -> Result<Connector, ConfigError> {
     Connector::new(config).map_err(|e| file.error(&at, e.to_string()))
 }
 
+/// A checker of verifiers served by `verdict serve`, its token read from
+/// `token_env` now.
+fn remote_checker(
+    file: &ConfigFile,
+    tenant: &str,
+    field: &str,
+    remote: &RemoteSection,
+) -> Result<RemoteChecker, ConfigError> {
+    let at = [key("tenants"), key(tenant), key(field)];
+    let token = match &remote.token_env {
+        Some(var) => Some(std::env::var(var).map_err(|_| {
+            file.error(
+                &[key("tenants"), key(tenant), key(field), key("token_env")],
+                format!("the environment variable {var} is not set"),
+            )
+        })?),
+        None => None,
+    };
+    RemoteChecker::new(&remote.url, token).map_err(|e| file.error(&at, e.to_string()))
+}
+
 /// Loads the checkers of `tenant` (none without a tenant) from its `.wasm`
 /// files; every `.wasm` is read and compiled now.
 pub fn load_checkers(
@@ -167,17 +189,29 @@ pub fn load_checkers(
             .unwrap_or(verdict::DEFAULT_READY_INSTANCES),
     );
     let mut checkers = Checkers::default();
-    if let Some(spec) = &section.completion {
-        let verifier = load_verifier(file, host, name, "completion", spec)?;
-        checkers.completion = Some(Arc::new(
-            WasmChecker::new(verifier, tenant.clone()).with_totals(totals.clone()),
-        ));
+    match &section.completion {
+        Some(VerifierRef::Local(spec)) => {
+            let verifier = load_verifier(file, host, name, "completion", spec)?;
+            checkers.completion = Some(Arc::new(
+                WasmChecker::new(verifier, tenant.clone()).with_totals(totals.clone()),
+            ));
+        }
+        Some(VerifierRef::Remote(remote)) => {
+            checkers.completion = Some(Arc::new(remote_checker(file, name, "completion", remote)?));
+        }
+        None => {}
     }
-    if let Some(spec) = &section.progress {
-        let verifier = load_verifier(file, host, name, "progress", spec)?;
-        checkers.progress = Some(Arc::new(
-            WasmChecker::new(verifier, tenant).with_totals(totals.clone()),
-        ));
+    match &section.progress {
+        Some(VerifierRef::Local(spec)) => {
+            let verifier = load_verifier(file, host, name, "progress", spec)?;
+            checkers.progress = Some(Arc::new(
+                WasmChecker::new(verifier, tenant).with_totals(totals.clone()),
+            ));
+        }
+        Some(VerifierRef::Remote(remote)) => {
+            checkers.progress = Some(Arc::new(remote_checker(file, name, "progress", remote)?));
+        }
+        None => {}
     }
     Ok(checkers)
 }

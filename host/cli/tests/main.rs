@@ -20,6 +20,7 @@ mod polyglot;
 mod registry;
 mod run;
 mod run_settled;
+mod serve;
 mod signals;
 mod stderr_notes;
 mod support;

@@ -65,6 +65,10 @@ pub use verdict_sandbox::{
 pub mod registry {
     pub use verdict_registry::*;
 }
+/// Verifiers served by `verdict serve`: a completion and progress checker
+/// over its HTTP API.
+#[cfg(feature = "remote")]
+pub use verdict_server::client::{RemoteChecker, RemoteError};
 
 /// The loop policy engine on its own, for a host that drives its own loop:
 /// the decisions [`Agent`] asks for at every decision point.
@@ -95,4 +99,6 @@ pub mod crates {
     pub use verdict_providers as providers;
     #[cfg(feature = "wasm")]
     pub use verdict_sandbox as sandbox;
+    #[cfg(feature = "remote")]
+    pub use verdict_server as server;
 }

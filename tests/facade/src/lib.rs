@@ -90,6 +90,7 @@ pub const MEMBER_PATHS: &[&str] = &[
     "verdict_providers",
     "verdict_registry",
     "verdict_sandbox",
+    "verdict_server",
 ];
 
 /// What is wrong with `block`'s paths, if anything: a verifier's example

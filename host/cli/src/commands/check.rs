@@ -5,7 +5,6 @@ use crate::config::LimitsSection;
 use crate::exit::Exit;
 use crate::stdout::OutputError;
 use anyhow::Context;
-use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use verdict::{ArtifactStore, CallMetrics, CheckError, DirStore, LoadError, MemoryStore, Tenant};
@@ -165,55 +164,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-enum VerifierAnswer {
-    Verdict(verdict::Verdict),
-    Key(String),
-}
-
-fn metrics_json(m: &CallMetrics) -> serde_json::Value {
-    json!({
-        "durationUs": m.duration.as_micros() as u64,
-        "fuelUsed": m.fuel_used,
-        "peakMemoryBytes": m.peak_memory_bytes,
-        "artifactReads": m.artifact_reads,
-        "artifactBytes": m.artifact_bytes,
-        "wallClockMs": m.wall_clock_ms,
-    })
-}
-
-fn render_json(
-    tenant: &str,
-    digest: Option<&str>,
-    result: &Result<VerifierAnswer, CheckError>,
-    metrics: &CallMetrics,
-) -> serde_json::Value {
-    let mut out =
-        json!({ "tenant": tenant, "verifierDigest": digest, "metrics": metrics_json(metrics) });
-    match result {
-        Ok(VerifierAnswer::Verdict(v)) => {
-            out["status"] = json!(if v.complete {
-                "complete"
-            } else {
-                "not_complete"
-            });
-            out["verdict"] = json!(v);
-        }
-        Ok(VerifierAnswer::Key(key)) => {
-            out["status"] = json!("progress_key");
-            out["progressKey"] = json!(key);
-        }
-        Err(err) => {
-            out["status"] = json!("checker_error");
-            let mut e = json!({ "code": err.code(), "message": err.to_string() });
-            if let CheckError::Trap { kind, stderr_tail } = err {
-                e["trap"] = json!(kind.code());
-                e["stderrTail"] = json!(stderr_tail);
-            }
-            out["error"] = e;
-        }
-    }
-    out
-}
+use verdict_server::report::{Answer as VerifierAnswer, check_json as render_json};
 
 fn print_text(
     result: &Result<VerifierAnswer, CheckError>,

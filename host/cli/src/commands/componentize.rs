@@ -32,7 +32,7 @@ pub fn run(args: ComponentizeArgs) -> anyhow::Result<Exit> {
     match WasmKind::of(&core) {
         WasmKind::CoreModule => {}
         WasmKind::Component => bail!("{shown} is already a component: load it as it is"),
-        _ => bail!("{shown} is not a WebAssembly module"),
+        WasmKind::NotWasm => bail!("{shown} is not a WebAssembly module"),
     }
     let component = verdict_guest_build::componentize_module(&core).with_context(|| {
         format!(

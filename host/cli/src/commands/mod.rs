@@ -11,6 +11,7 @@ pub mod new_verifier;
 pub mod pull;
 pub mod push;
 pub mod run;
+pub mod serve;
 
 use anyhow::Context;
 use std::path::PathBuf;

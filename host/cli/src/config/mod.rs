@@ -11,11 +11,14 @@
 mod error;
 pub mod locate;
 mod sections;
+mod serve;
 
 pub use error::ConfigError;
 pub use sections::{
-    AgentSection, ConnectorSection, LimitsSection, TenantSection, ToolName, ToolsSection,
+    AgentSection, ConnectorSection, LimitsSection, RemoteSection, TenantSection, ToolName,
+    ToolsSection, VerifierRef,
 };
+pub use serve::load_serve;
 
 use locate::Seg;
 use serde::Deserialize;
@@ -45,6 +48,10 @@ pub struct Config {
     /// OCI registries by `HOST[:PORT]`: credentials, plain HTTP, bounds.
     #[serde(default)]
     pub registries: BTreeMap<String, verdict::registry::RegistrySettings>,
+    /// `verdict serve`'s listener and limits (`ServerSection`, read by
+    /// [`load_serve`]; other commands ignore it).
+    #[serde(default, rename = "server")]
+    _server: Option<serde::de::IgnoredAny>,
 }
 
 /// Where a verifier comes from.
@@ -61,16 +68,16 @@ pub enum VerifierSource {
 /// A loaded configuration file: the text is kept so later errors (a corrupt
 /// `.wasm`) can still name their line.
 #[derive(Debug, Clone)]
-pub struct ConfigFile {
+pub struct ConfigFile<C = Config> {
     /// The file.
     pub path: PathBuf,
     text: Arc<str>,
     json: bool,
     /// The configuration.
-    pub config: Config,
+    pub config: C,
 }
 
-impl ConfigFile {
+impl<C> ConfigFile<C> {
     /// An error about the field at `path`.
     pub fn error(&self, path: &[Seg], message: impl Into<String>) -> ConfigError {
         let span = if self.json {
@@ -112,6 +119,13 @@ impl ConfigFile {
 
 /// Reads, parses and validates the configuration at `path`.
 pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+    let file = parse(path)?;
+    validate(&file)?;
+    Ok(file)
+}
+
+/// Reads and parses the file at `path` as a `C` (not validated).
+fn parse<C: serde::de::DeserializeOwned>(path: &Path) -> Result<ConfigFile<C>, ConfigError> {
     let text: Arc<str> = crate::files::read_text(path, crate::files::Bound::CONFIG)
         .map_err(|e| ConfigError::whole_file(path, format!("cannot read the file: {}", e.why)))?
         .into();
@@ -123,14 +137,12 @@ pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
     } else {
         parse_toml(path, &text)?
     };
-    let file = ConfigFile {
+    Ok(ConfigFile {
         path: path.to_owned(),
         text,
         json,
         config,
-    };
-    validate(&file)?;
-    Ok(file)
+    })
 }
 
 fn serde_field(path: &serde_path_to_error::Path, message: &str) -> String {
@@ -152,7 +164,10 @@ fn serde_field(path: &serde_path_to_error::Path, message: &str) -> String {
     field
 }
 
-fn parse_toml(path: &Path, text: &Arc<str>) -> Result<Config, ConfigError> {
+fn parse_toml<C: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &Arc<str>,
+) -> Result<C, ConfigError> {
     let syntax = |e: toml::de::Error| {
         ConfigError::at(path, text, e.span(), String::new(), e.message().to_owned())
     };
@@ -164,7 +179,10 @@ fn parse_toml(path: &Path, text: &Arc<str>) -> Result<Config, ConfigError> {
     })
 }
 
-fn parse_json(path: &Path, text: &Arc<str>) -> Result<Config, ConfigError> {
+fn parse_json<C: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &Arc<str>,
+) -> Result<C, ConfigError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
         let inner_text = e.inner().to_string();

@@ -274,20 +274,55 @@ impl LimitsSection {
     }
 }
 
+/// A tenant's verifier: a `.wasm` component, `builtin:NAME` or `oci://…`,
+/// or one served by `verdict serve` (`{ url = "...", token_env = "..." }`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum VerifierRef {
+    /// A `.wasm` component, `builtin:NAME` or `oci://…`.
+    Local(String),
+    /// A served verifier.
+    Remote(RemoteSection),
+}
+
+/// `completion = { url = "...", token_env = "..." }`: the tenant's
+/// verifiers on a `verdict serve` (`url` is the tenant's,
+/// `https://host:8700/v1/tenants/NAME`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteSection {
+    /// The tenant's URL on the service.
+    pub url: String,
+    /// The environment variable holding the tenant's bearer token.
+    #[serde(default)]
+    pub token_env: Option<String>,
+}
+
+impl VerifierRef {
+    /// The local spec, if it is one.
+    pub fn local(&self) -> Option<&str> {
+        match self {
+            Self::Local(spec) => Some(spec),
+            Self::Remote(_) => None,
+        }
+    }
+}
+
 /// `[tenants.NAME]`: the tenant's verifiers and artifacts.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TenantSection {
     /// The directory the tenant's verifiers may read.
     pub artifact_root: PathBuf,
-    /// The completion checker: a `.wasm` component, `builtin:NAME` or
-    /// `oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST]`.
+    /// The completion checker: a `.wasm` component, `builtin:NAME`,
+    /// `oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST]`, or a served one
+    /// (`{ url = "...", token_env = "..." }`).
     #[serde(default)]
-    pub completion: Option<String>,
-    /// The progress checker: a `.wasm` component, `builtin:NAME` or
-    /// `oci://…`.
+    pub completion: Option<VerifierRef>,
+    /// The progress checker: a `.wasm` component, `builtin:NAME`,
+    /// `oci://…`, or a served one.
     #[serde(default)]
-    pub progress: Option<String>,
+    pub progress: Option<VerifierRef>,
     /// The only manifest digests (`sha256:…`) an `oci://` verifier of this
     /// tenant may resolve to (empty: any).
     #[serde(default)]
@@ -299,12 +334,19 @@ pub struct TenantSection {
     /// Sandbox limits.
     #[serde(default)]
     pub limits: LimitsSection,
+    /// `verdict serve`: the hash of the tenant's bearer token (`verdict
+    /// serve hash-token TOKEN`); other commands ignore it.
+    #[serde(default)]
+    pub token_hash: Option<String>,
+    /// `verdict serve`: the tenant's checks at once (default 64).
+    #[serde(default)]
+    pub max_concurrent_checks: Option<usize>,
 }
 
 impl TenantSection {
-    pub(super) fn validate(
+    pub(super) fn validate<C>(
         &self,
-        file: &ConfigFile,
+        file: &ConfigFile<C>,
         name: &str,
         has_policy: bool,
     ) -> Result<(), ConfigError> {
@@ -334,6 +376,28 @@ impl TenantSection {
                     "a verifier needs a [loop_policy] section (absent means the policy is off)",
                 ));
             }
+            let spec = match spec {
+                VerifierRef::Local(spec) => spec,
+                VerifierRef::Remote(remote) => {
+                    if !(remote.url.starts_with("http://") || remote.url.starts_with("https://")) {
+                        return Err(file.error(
+                            &[key("tenants"), key(name), key(field), key("url")],
+                            "must start with http:// or https://",
+                        ));
+                    }
+                    if remote
+                        .token_env
+                        .as_ref()
+                        .is_some_and(|v| v.trim().is_empty())
+                    {
+                        return Err(file.error(
+                            &[key("tenants"), key(name), key(field), key("token_env")],
+                            "must be a nonempty variable name",
+                        ));
+                    }
+                    continue;
+                }
+            };
             match file.verifier_source(spec) {
                 VerifierSource::Builtin(builtin) => {
                     if crate::builtin_verifiers::get(&builtin).is_none() {

@@ -9,7 +9,6 @@ use crate::error::LoadError;
 /// What a byte string is, by its 8-byte header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum WasmKind {
     /// A component (layer 1).
     Component,
@@ -29,7 +28,6 @@ impl WasmKind {
 /// A verifier role, from the interfaces a component exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-#[non_exhaustive]
 pub enum Role {
     /// Exports `verdict:verifier/completion`.
     Completion,

@@ -1,0 +1,10 @@
+//! `verdict serve` driven over real HTTP on 127.0.0.1: the routes and their
+//! errors, tenants kept apart, abuse (slow headers, huge bodies, hostile
+//! uploads), the lifecycle (drain, reload) and the remote checker.
+
+mod abuse;
+mod api;
+mod client;
+mod lifecycle;
+mod remote;
+mod server;

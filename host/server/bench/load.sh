@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Load bench of `verdict serve` on loopback: throughput and p50/p99/p99.9
+# latency at concurrency 1, 16 and 64 for a small and a max (just under
+# 1 MiB) packet, measured with oha (installed from crates.io, pinned, into
+# $CARGO_TARGET_DIR/bench-tools), beside the same checks run in-process;
+# then the server's memory per idle connection with 5,000 open.
+#
+# Usage: host/server/bench/load.sh  (BENCH_N: checks per small point,
+# default 20000; max points run a tenth of it.)
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+
+target=${CARGO_TARGET_DIR:-$PWD/target}
+tools=$target/bench-tools
+oha_version=1.16.0
+n=${BENCH_N:-20000}
+n_max=$((n / 10))
+idle=${BENCH_IDLE:-5000}
+
+if [[ ! -x $tools/bin/oha ]] || ! "$tools/bin/oha" --version | grep -q "$oha_version"; then
+    CARGO_TARGET_DIR=$tools/build cargo install --locked --root "$tools" --version "$oha_version" oha
+fi
+oha=$tools/bin/oha
+cargo build --release --locked -p verdict-cli --bin verdict
+cargo build --release --locked -p verdict-server --example in_process
+verdict=$target/release/verdict
+in_process=$target/release/examples/in_process
+
+work=$(mktemp -d)
+server=""
+cleanup() {
+    if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+ulimit -n "$(ulimit -Hn)"
+mkdir "$work/art"
+echo '{"id":"A42","ready":true}' > "$work/art/A42"
+"$in_process" packets "$work"
+guest=$("$in_process" guest)
+token=bench-token-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+cat > "$work/verdict.toml" <<TOML
+[server]
+max_concurrent_checks = 1024
+header_read_timeout_ms = 60000
+
+[tenants.bench]
+artifact_root = "art"
+completion = "$guest"
+token_hash = "$("$verdict" serve hash-token "$token" | tail -n 1)"
+max_concurrent_checks = 1024
+TOML
+
+VERDICT_CACHE_DIR=$work/cache "$verdict" serve --config "$work/verdict.toml" --listen 127.0.0.1:0 \
+    2> "$work/serve.log" &
+server=$!
+for _ in $(seq 200); do
+    grep -q 'listening on' "$work/serve.log" && break
+    sleep 0.1
+done
+addr=$(sed -n 's/^verdict serve: listening on //p' "$work/serve.log")
+[[ -n $addr ]] || { cat "$work/serve.log"; exit 1; }
+url=http://$addr/v1/tenants/bench/completion
+echo "verdict serve on $addr (pid $server); $(nproc) cores, load generator on the same machine"
+
+summary() { python3 host/server/bench/summary.py "$1"; }
+
+for packet in small max; do
+    count=$n
+    [[ $packet == max ]] && count=$n_max
+    echo "== $packet packet ($(wc -c < "$work/$packet.json") bytes)"
+    # Warm up (compiled code, pools, connections).
+    "$oha" -n 500 -c 16 -m POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+        -D "$work/$packet.json" --no-tui --output-format quiet "$url" > /dev/null || true
+    for c in 1 16 64; do
+        "$oha" -n "$count" -c "$c" -m POST -H "Authorization: Bearer $token" \
+            -H 'Content-Type: application/json' -D "$work/$packet.json" --no-tui \
+            --output-format json "$url" | summary "served c=$c"
+    done
+    "$in_process" run "$work/$packet.json" "$work/art" "$count"
+done
+
+# Where the time goes: the HTTP floor (GET /healthz) and a POST read and
+# parsed but refused (400: auth, body, packet parsing; no sandbox call).
+echo '{"executionId":"bench"}' > "$work/invalid.json"
+for c in 1 16; do
+    "$oha" -n "$n" -c "$c" --no-tui --output-format json "http://$addr/healthz" | summary "healthz c=$c"
+    "$oha" -n "$n" -c "$c" -m POST -H "Authorization: Bearer $token" -D "$work/invalid.json" \
+        --no-tui --output-format json "$url" | summary "400 c=$c"
+done
+
+python3 host/server/bench/idle.py "${addr##*:}" "$server" "$idle"

@@ -1,0 +1,238 @@
+//! The served tenants: tokens, sandbox tenants, concurrency permits and
+//! their verifiers, each in a slot swapped atomically.
+
+use crate::auth::parse_hash;
+use crate::error::ServeError;
+use crate::metrics::{Metrics, RoleLabels};
+use crate::settings::{Settings, TenantSettings, VerifierSpec};
+use arc_swap::ArcSwapOption;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use verdict_sandbox::{DirStore, LoadError, LoadedVerifier, Role, Tenant, VerifierHost};
+
+/// A loaded verifier and where it came from.
+#[derive(Debug)]
+pub struct Slot {
+    /// The verifier.
+    pub verifier: LoadedVerifier,
+    /// The configured spec, or `upload` for one put through the API.
+    pub origin: String,
+    /// How long it took to load.
+    pub load_time: Duration,
+}
+
+/// One tenant as served.
+#[derive(Debug)]
+pub struct TenantState {
+    /// Its name.
+    pub name: String,
+    /// Its token's hash.
+    pub token_hash: Option<[u8; 32]>,
+    /// The sandbox tenant (limits, artifact store).
+    pub tenant: Tenant,
+    /// Its checks running at once.
+    pub permits: Arc<Semaphore>,
+    /// Its permit count.
+    pub max_concurrent: usize,
+    /// The completion verifier.
+    pub completion: ArcSwapOption<Slot>,
+    /// The progress verifier.
+    pub progress: ArcSwapOption<Slot>,
+    /// The settings it was built from (for reloads).
+    pub settings: TenantSettings,
+}
+
+impl TenantState {
+    /// The slot of `role`.
+    pub fn slot(&self, role: Role) -> &ArcSwapOption<Slot> {
+        match role {
+            Role::Completion => &self.completion,
+            Role::Progress => &self.progress,
+        }
+    }
+}
+
+/// Every served tenant, and the admin's token hash.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    /// Tenants by name.
+    pub tenants: BTreeMap<String, Arc<TenantState>>,
+    /// The admin token's hash.
+    pub admin_hash: Option<[u8; 32]>,
+}
+
+/// The name of a role in routes and metrics.
+pub fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Completion => "completion",
+        Role::Progress => "progress",
+    }
+}
+
+/// Parses a role path segment.
+pub fn parse_role(text: &str) -> Option<Role> {
+    match text {
+        "completion" => Some(Role::Completion),
+        "progress" => Some(Role::Progress),
+        _ => None,
+    }
+}
+
+fn hash_of(tenant: &str, what: &str, text: Option<&str>) -> Result<Option<[u8; 32]>, ServeError> {
+    match text {
+        None => Ok(None),
+        Some(text) => parse_hash(text)
+            .map(Some)
+            .ok_or_else(|| ServeError::Tenant {
+                tenant: tenant.to_owned(),
+                message: format!("{what} must be 64 hex digits (`verdict serve hash-token`)"),
+            }),
+    }
+}
+
+/// Loads `spec` for `role` and checks the component exports it.
+pub fn load(
+    host: &VerifierHost,
+    spec: &VerifierSpec,
+    role: Role,
+) -> Result<(LoadedVerifier, Duration), String> {
+    let started = Instant::now();
+    let verifier = match spec {
+        VerifierSpec::File(path) => host.load_file(path).map_err(|e| match e {
+            LoadError::Io(why) => format!("cannot read {}: {why}", path.display()),
+            other => format!("{} is rejected: {other}", path.display()),
+        })?,
+        VerifierSpec::Bytes { label, bytes } => {
+            host.load_bytes(bytes)
+                .map_err(|e| format!("{label} is rejected: {e}"))?
+                .0
+        }
+    };
+    check_role(&verifier, role)?;
+    Ok((verifier, started.elapsed()))
+}
+
+/// Refuses a verifier that does not export `role`.
+pub fn check_role(verifier: &LoadedVerifier, role: Role) -> Result<(), String> {
+    let has = match role {
+        Role::Completion => verifier.has_completion(),
+        Role::Progress => verifier.has_progress(),
+    };
+    if has {
+        Ok(())
+    } else {
+        Err(format!(
+            "the component does not export `{}`",
+            role_name(role)
+        ))
+    }
+}
+
+fn origin(spec: &VerifierSpec) -> String {
+    match spec {
+        VerifierSpec::File(path) => path.display().to_string(),
+        VerifierSpec::Bytes { label, .. } => label.clone(),
+    }
+}
+
+impl Catalog {
+    /// Builds the catalog of `settings`, loading every verifier now. A
+    /// tenant of `previous` whose settings for a role did not change keeps
+    /// its verifier (an upload included); its permits are kept too when
+    /// its limit did not change.
+    pub fn build(
+        host: &VerifierHost,
+        settings: &Settings,
+        previous: Option<&Catalog>,
+        metrics: &Metrics,
+    ) -> Result<Self, ServeError> {
+        let admin_hash = hash_of(
+            "",
+            "[server] admin_token_hash",
+            settings.server.admin_token_hash.as_deref(),
+        )
+        .map_err(|_| {
+            ServeError::Settings(
+                "[server] admin_token_hash must be 64 hex digits (`verdict serve hash-token`)"
+                    .into(),
+            )
+        })?;
+        let mut tenants = BTreeMap::new();
+        for t in &settings.tenants {
+            let old = previous.and_then(|p| p.tenants.get(&t.name));
+            let state = build_tenant(host, t, old.map(Arc::as_ref), metrics)?;
+            tenants.insert(t.name.clone(), Arc::new(state));
+        }
+        Ok(Self {
+            tenants,
+            admin_hash,
+        })
+    }
+}
+
+fn build_tenant(
+    host: &VerifierHost,
+    t: &TenantSettings,
+    old: Option<&TenantState>,
+    metrics: &Metrics,
+) -> Result<TenantState, ServeError> {
+    let fail = |message: String| ServeError::Tenant {
+        tenant: t.name.clone(),
+        message,
+    };
+    if t.max_concurrent_checks == 0 {
+        return Err(fail("max_concurrent_checks must be positive".into()));
+    }
+    let token_hash = hash_of(&t.name, "token_hash", t.token_hash.as_deref())?;
+    let store = DirStore::open(&t.artifact_root)
+        .map_err(|e| fail(format!("cannot open {}: {e}", t.artifact_root.display())))?;
+    let tenant = Tenant::new(t.name.clone(), t.limits, Arc::new(store))
+        .with_ready_instances(t.ready_instances);
+    let permits = match old {
+        Some(old) if old.max_concurrent == t.max_concurrent_checks => old.permits.clone(),
+        _ => Arc::new(Semaphore::new(t.max_concurrent_checks)),
+    };
+    let state = TenantState {
+        name: t.name.clone(),
+        token_hash,
+        tenant,
+        permits,
+        max_concurrent: t.max_concurrent_checks,
+        completion: ArcSwapOption::empty(),
+        progress: ArcSwapOption::empty(),
+        settings: t.clone(),
+    };
+    for (role, spec) in [
+        (Role::Completion, &t.completion),
+        (Role::Progress, &t.progress),
+    ] {
+        let Some(spec) = spec else { continue };
+        let kept = old.filter(|o| {
+            let before = match role {
+                Role::Completion => &o.settings.completion,
+                Role::Progress => &o.settings.progress,
+            };
+            before.as_ref() == Some(spec)
+        });
+        if let Some(slot) = kept.and_then(|o| o.slot(role).load_full()) {
+            state.slot(role).store(Some(slot));
+            continue;
+        }
+        let (verifier, load_time) = load(host, spec, role).map_err(fail)?;
+        metrics
+            .load_seconds
+            .get_or_create(&RoleLabels {
+                tenant: t.name.clone(),
+                role: role_name(role).to_owned(),
+            })
+            .observe(load_time.as_secs_f64());
+        state.slot(role).store(Some(Arc::new(Slot {
+            verifier,
+            origin: origin(spec),
+            load_time,
+        })));
+    }
+    Ok(state)
+}

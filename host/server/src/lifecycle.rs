@@ -1,0 +1,246 @@
+//! The server's life: bind, accept (bounded connections, header-read
+//! timeout, optional TLS), reload, and drain on shutdown.
+
+use crate::catalog::Catalog;
+use crate::error::ServeError;
+use crate::metrics::Metrics;
+use crate::settings::{Reloader, Settings};
+use crate::state::AppState;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+use verdict_sandbox::VerifierHost;
+
+/// A bound server, ready to run.
+pub struct Server {
+    listener: TcpListener,
+    state: Arc<AppState>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    stop: watch::Sender<bool>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("addr", &self.listener.local_addr().ok())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Controls a running server from elsewhere (signal handlers, tests).
+#[derive(Clone)]
+pub struct ServerHandle {
+    state: Arc<AppState>,
+    stop: watch::Sender<bool>,
+}
+
+impl std::fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerHandle").finish_non_exhaustive()
+    }
+}
+
+impl ServerHandle {
+    /// Stops accepting and drains (what `SIGTERM` does).
+    pub fn shutdown(&self) {
+        self.state.draining.store(true, Ordering::Relaxed);
+        self.stop.send_replace(true);
+    }
+
+    /// Re-reads the configuration (what `SIGHUP` does): the number of
+    /// tenants served, or why the running configuration stays.
+    pub async fn reload(&self) -> Result<usize, String> {
+        reload(&self.state).await
+    }
+}
+
+/// Re-reads the settings and swaps the catalog; requests in flight keep
+/// the catalog they started with.
+pub(crate) async fn reload(state: &Arc<AppState>) -> Result<usize, String> {
+    let Some(reloader) = state.reloader.clone() else {
+        return Err("this server has no configuration to reload".into());
+    };
+    let _serial = state.reload_lock.lock().await;
+    let worker = state.clone();
+    let built = tokio::task::spawn_blocking(move || {
+        let settings = reloader()?;
+        let previous = worker.catalog.load_full();
+        Catalog::build(&worker.host, &settings, Some(&previous), &worker.metrics)
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| format!("the reload task failed: {e}"))
+    .and_then(|r| r);
+    match built {
+        Ok(catalog) => {
+            let n = catalog.tenants.len();
+            state.catalog.store(Arc::new(catalog));
+            state.metrics.reloads.inc();
+            tracing::info!(tenants = n, "configuration reloaded");
+            Ok(n)
+        }
+        Err(message) => {
+            state.metrics.reload_failures.inc();
+            tracing::warn!(%message, "reload refused; the running configuration stays");
+            Err(message)
+        }
+    }
+}
+
+impl Server {
+    /// Loads every tenant's verifiers and binds the listener (call inside
+    /// a tokio runtime).
+    pub async fn bind(
+        settings: Settings,
+        host: VerifierHost,
+        reloader: Option<Reloader>,
+        log_json: bool,
+    ) -> Result<Self, ServeError> {
+        if settings.server.max_concurrent_checks == 0 || settings.server.max_connections == 0 {
+            return Err(ServeError::Settings(
+                "[server] max_concurrent_checks and max_connections must be positive".into(),
+            ));
+        }
+        // Compiles may take seconds: off the async workers.
+        let (build_host, build_settings) = (host.clone(), settings.clone());
+        let (catalog, metrics) = tokio::task::spawn_blocking(move || {
+            let metrics = Metrics::new();
+            Catalog::build(&build_host, &build_settings, None, &metrics).map(|c| (c, metrics))
+        })
+        .await
+        .map_err(|e| ServeError::Settings(format!("the loading task failed: {e}")))??;
+        let tls = settings
+            .server
+            .tls
+            .as_ref()
+            .map(crate::tls::acceptor)
+            .transpose()?;
+        let addr = settings.server.listen;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        let state = Arc::new(AppState::new(
+            catalog,
+            host,
+            metrics,
+            settings.server,
+            reloader,
+            log_json,
+        ));
+        let (stop, _) = watch::channel(false);
+        Ok(Self {
+            listener,
+            state,
+            tls,
+            stop,
+        })
+    }
+
+    /// The bound address (with the port chosen for port 0).
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        self.listener
+            .local_addr()
+            .map_err(|source| ServeError::Bind {
+                addr: self.state.server.listen,
+                source,
+            })
+    }
+
+    /// A handle to stop or reload the server.
+    pub fn handle(&self) -> ServerHandle {
+        ServerHandle {
+            state: self.state.clone(),
+            stop: self.stop.clone(),
+        }
+    }
+
+    /// Serves until [`ServerHandle::shutdown`], then stops accepting and
+    /// waits (at most the drain timeout) for accepted requests to finish.
+    /// True when every connection closed within the drain timeout.
+    pub async fn run(self) -> bool {
+        let Self {
+            listener,
+            state,
+            tls,
+            stop,
+        } = self;
+        let router = crate::routes::router(state.clone());
+        let graceful = GracefulShutdown::new();
+        let connections = Arc::new(Semaphore::new(state.server.max_connections));
+        let mut stopped = stop.subscribe();
+        loop {
+            if *stopped.borrow() {
+                break;
+            }
+            let permit = tokio::select! {
+                p = connections.clone().acquire_owned() => p,
+                _ = stopped.changed() => break,
+            };
+            let Ok(permit) = permit else { break };
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                _ = stopped.changed() => break,
+            };
+            let (stream, _peer) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors and the like: back off, go on.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let service = TowerToHyperService::new(router.clone());
+            let state = state.clone();
+            let watcher = graceful.watcher();
+            let tls = tls.clone();
+            state.metrics.connections.inc();
+            tokio::spawn(async move {
+                let header_timeout = state.server.header_read_timeout;
+                match tls {
+                    None => serve(stream, service, header_timeout, watcher).await,
+                    Some(acceptor) => {
+                        match tokio::time::timeout(header_timeout, acceptor.accept(stream)).await {
+                            Ok(Ok(tls)) => serve(tls, service, header_timeout, watcher).await,
+                            _ => tracing::debug!("TLS handshake failed or timed out"),
+                        }
+                    }
+                }
+                state.metrics.connections.dec();
+                drop(permit);
+            });
+        }
+        state.draining.store(true, Ordering::Relaxed);
+        drop(listener);
+        tokio::time::timeout(state.server.drain_timeout, graceful.shutdown())
+            .await
+            .is_ok()
+    }
+}
+
+async fn serve<I>(
+    io: I,
+    service: TowerToHyperService<axum::Router>,
+    header_timeout: std::time::Duration,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true);
+    let connection = builder.serve_connection(TokioIo::new(io), service);
+    if let Err(e) = watcher.watch(connection).await {
+        tracing::debug!(error = %e, "connection ended with an error");
+    }
+}

@@ -1,0 +1,218 @@
+//! `POST /v1/tenants/{tenant}/completion` and `/progress`: one check of a
+//! packet, answered with the object `verdict check --json` prints plus
+//! `checkId` and `witVersion`.
+
+use super::{body, guard};
+use crate::access::CheckInfo;
+use crate::catalog::role_name;
+use crate::error::ApiError;
+use crate::limits;
+use crate::metrics::{CheckLabels, Metrics, RoleLabels};
+use crate::report::{self, Answer};
+use crate::state::AppState;
+use crate::{CHECK_ID_HEADER, DEADLINE_HEADER, WIT_VERSION};
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
+use verdict_policy::{CancelHandle, CheckContext, CheckPacket, MAX_PACKET_BYTES};
+use verdict_sandbox::Role;
+
+/// `POST /v1/tenants/{tenant}/completion`.
+pub async fn completion(
+    state: State<Arc<AppState>>,
+    tenant: Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    run(state, tenant, headers, body, Role::Completion).await
+}
+
+/// `POST /v1/tenants/{tenant}/progress`.
+pub async fn progress(
+    state: State<Arc<AppState>>,
+    tenant: Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    run(state, tenant, headers, body, Role::Progress).await
+}
+
+/// Cancels the check and counts it `cancelled` when the request is dropped
+/// (the client went away) before it finished.
+struct Abandoned<'a> {
+    cancel: CancelHandle,
+    metrics: &'a Metrics,
+    tenant: &'a str,
+    role: Role,
+    finished: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.cancel.cancel();
+            self.metrics
+                .checks
+                .get_or_create(&CheckLabels {
+                    tenant: self.tenant.to_owned(),
+                    role: role_name(self.role).to_owned(),
+                    status: "cancelled".to_owned(),
+                })
+                .inc();
+        }
+    }
+}
+
+fn deadline(headers: &HeaderMap) -> Result<Option<Duration>, ApiError> {
+    let Some(value) = headers.get(DEADLINE_HEADER) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|ms| Some(Duration::from_millis(ms)))
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "invalid_deadline",
+                format!("{DEADLINE_HEADER} must be a whole number of milliseconds"),
+            )
+        })
+}
+
+async fn run(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+    role: Role,
+) -> Response {
+    let result = check(&state, &name, &headers, body, role).await;
+    match result {
+        Ok(response) => response,
+        Err((error, tenant)) => {
+            state
+                .metrics
+                .reject(tenant.as_deref().unwrap_or(""), error.code);
+            error.into_response()
+        }
+    }
+}
+
+type Refused = (ApiError, Option<String>);
+
+async fn check(
+    state: &Arc<AppState>,
+    name: &str,
+    headers: &HeaderMap,
+    body: Body,
+    role: Role,
+) -> Result<Response, Refused> {
+    let (tenant, _) = guard::tenant(state, headers, name).map_err(|e| (e, None))?;
+    let known = || Some(tenant.name.clone());
+    let slot = tenant
+        .slot(role)
+        .load_full()
+        .ok_or_else(|| (ApiError::no_role(role_name(role)), known()))?;
+    let within = deadline(headers).map_err(|e| (e, known()))?;
+    let bytes = body::read(headers, body, MAX_PACKET_BYTES)
+        .await
+        .map_err(|e| (e, known()))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        (
+            ApiError::invalid("invalid_packet", "the body is not UTF-8"),
+            known(),
+        )
+    })?;
+    // Parsing validates: a packet over a bound is refused, never cut.
+    let packet = CheckPacket::from_json(text).map_err(|e| {
+        (
+            ApiError::invalid("invalid_packet", format!("not a valid check packet: {e}")),
+            known(),
+        )
+    })?;
+    let _permit = limits::admit(state, &tenant).map_err(|e| (e, known()))?;
+
+    let check_id = state.check_id();
+    let digest = slot.verifier.digest().to_owned();
+    let span = tracing::info_span!(
+        "check",
+        tenant = %tenant.name,
+        role = role_name(role),
+        digest = %digest,
+        check_id = %check_id,
+        status = tracing::field::Empty,
+    );
+    let cancel = CancelHandle::new();
+    let mut ctx = CheckContext::new().with_cancel(cancel.clone());
+    if let Some(within) = within {
+        ctx = ctx.with_deadline(Instant::now() + within);
+    }
+    let mut abandoned = Abandoned {
+        cancel,
+        metrics: &state.metrics,
+        tenant: &tenant.name,
+        role,
+        finished: false,
+    };
+    let (result, metrics) = async {
+        match role {
+            Role::Completion => {
+                let r = slot
+                    .verifier
+                    .check_async(&tenant.tenant, &packet, &ctx)
+                    .await;
+                (r.result.map(Answer::Verdict), r.metrics)
+            }
+            Role::Progress => {
+                let r = slot
+                    .verifier
+                    .progress_key_async(&tenant.tenant, &packet, &ctx)
+                    .await;
+                (r.result.map(Answer::Key), r.metrics)
+            }
+        }
+    }
+    .instrument(span.clone())
+    .await;
+    abandoned.finished = true;
+
+    let status = report::status(&result);
+    span.record("status", status);
+    let labels = RoleLabels {
+        tenant: tenant.name.clone(),
+        role: role_name(role).to_owned(),
+    };
+    let m = &state.metrics;
+    m.checks
+        .get_or_create(&CheckLabels {
+            tenant: tenant.name.clone(),
+            role: labels.role.clone(),
+            status: status.to_owned(),
+        })
+        .inc();
+    m.duration
+        .get_or_create(&labels)
+        .observe(metrics.duration.as_secs_f64());
+    m.fuel.get_or_create(&labels).inc_by(metrics.fuel_used);
+
+    let mut json = report::check_json(&tenant.name, Some(&digest), &result, &metrics);
+    json["checkId"] = serde_json::json!(check_id);
+    json["witVersion"] = serde_json::json!(WIT_VERSION);
+    let mut response = axum::Json(json).into_response();
+    if let Ok(value) = HeaderValue::from_str(&check_id) {
+        response.headers_mut().insert(CHECK_ID_HEADER, value);
+    }
+    response.extensions_mut().insert(CheckInfo {
+        tenant: tenant.name.clone(),
+        role: role_name(role),
+        digest,
+        check_id,
+        status,
+    });
+    Ok(response)
+}
