@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 #[path = "../../registry/tests/support/dev_registry.rs"]
-mod dev_registry;
+pub(crate) mod dev_registry;
 
 use crate::support;
 use dev_registry::{DevRegistry, files_under};

@@ -15,6 +15,7 @@ use verdict_policy::{
 
 /// Why a [`RemoteChecker`] could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RemoteError {
     /// The URL is not `http://` or `https://`.
     #[error("the verifier URL must start with http:// or https://: {0}")]

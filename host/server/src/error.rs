@@ -162,6 +162,7 @@ impl IntoResponse for ApiError {
 
 /// Why the service could not start, or a reload was refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// The listener could not be opened.
     #[error("cannot listen on {addr}: {source}")]

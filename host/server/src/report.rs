@@ -7,7 +7,7 @@ use verdict_sandbox::{CallMetrics, CheckError};
 
 /// What a verifier answered: a verdict (completion) or a key (progress).
 #[derive(Debug, Clone)]
-pub enum Answer {
+pub enum CheckAnswer {
     /// The completion check's verdict.
     Verdict(Verdict),
     /// The progress key.
@@ -28,11 +28,11 @@ pub fn metrics_json(m: &CallMetrics) -> Value {
 
 /// The status word of a result: `complete`, `not_complete`,
 /// `progress_key` or `checker_error`.
-pub fn status(result: &Result<Answer, CheckError>) -> &'static str {
+pub fn status(result: &Result<CheckAnswer, CheckError>) -> &'static str {
     match result {
-        Ok(Answer::Verdict(v)) if v.complete => "complete",
-        Ok(Answer::Verdict(_)) => "not_complete",
-        Ok(Answer::Key(_)) => "progress_key",
+        Ok(CheckAnswer::Verdict(v)) if v.complete => "complete",
+        Ok(CheckAnswer::Verdict(_)) => "not_complete",
+        Ok(CheckAnswer::Key(_)) => "progress_key",
         Err(_) => "checker_error",
     }
 }
@@ -43,15 +43,15 @@ pub fn status(result: &Result<Answer, CheckError>) -> &'static str {
 pub fn check_json(
     tenant: &str,
     digest: Option<&str>,
-    result: &Result<Answer, CheckError>,
+    result: &Result<CheckAnswer, CheckError>,
     metrics: &CallMetrics,
 ) -> Value {
     let mut out =
         json!({ "tenant": tenant, "verifierDigest": digest, "metrics": metrics_json(metrics) });
     out["status"] = json!(status(result));
     match result {
-        Ok(Answer::Verdict(v)) => out["verdict"] = json!(v),
-        Ok(Answer::Key(key)) => out["progressKey"] = json!(key),
+        Ok(CheckAnswer::Verdict(v)) => out["verdict"] = json!(v),
+        Ok(CheckAnswer::Key(key)) => out["progressKey"] = json!(key),
         Err(err) => {
             let mut e = json!({ "code": err.code(), "message": err.to_string() });
             if let CheckError::Trap { kind, stderr_tail } = err {

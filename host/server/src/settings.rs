@@ -68,6 +68,7 @@ impl Default for ServerSettings {
 
 /// Where a tenant's verifier comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum VerifierSpec {
     /// A `.wasm` file.
     File(PathBuf),

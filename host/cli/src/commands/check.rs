@@ -164,7 +164,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-use verdict_server::report::{Answer as VerifierAnswer, check_json as render_json};
+use verdict_server::report::{CheckAnswer as VerifierAnswer, check_json as render_json};
 
 fn print_text(
     result: &Result<VerifierAnswer, CheckError>,

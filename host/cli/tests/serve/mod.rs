@@ -6,5 +6,6 @@ mod abuse;
 mod api;
 mod client;
 mod lifecycle;
+mod oci;
 mod remote;
 mod server;

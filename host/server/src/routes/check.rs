@@ -8,7 +8,7 @@ use crate::catalog::role_name;
 use crate::error::ApiError;
 use crate::limits;
 use crate::metrics::{CheckLabels, Metrics, RoleLabels};
-use crate::report::{self, Answer};
+use crate::report::{self, CheckAnswer};
 use crate::state::AppState;
 use crate::{CHECK_ID_HEADER, DEADLINE_HEADER, WIT_VERSION};
 use axum::body::Body;
@@ -166,14 +166,14 @@ async fn check(
                     .verifier
                     .check_async(&tenant.tenant, &packet, &ctx)
                     .await;
-                (r.result.map(Answer::Verdict), r.metrics)
+                (r.result.map(CheckAnswer::Verdict), r.metrics)
             }
             Role::Progress => {
                 let r = slot
                     .verifier
                     .progress_key_async(&tenant.tenant, &packet, &ctx)
                     .await;
-                (r.result.map(Answer::Key), r.metrics)
+                (r.result.map(CheckAnswer::Key), r.metrics)
             }
         }
     }
