@@ -57,7 +57,6 @@ pub use load::compile_child::{ChildCompiler, CompileIn, compile_child_main};
 pub use load::component::{Role, WasmKind};
 pub use load::imports::ALLOWED_IMPORTS;
 pub use store::clock::CLOCK_RESOLUTION;
-pub use tenant::Tenant;
+pub use tenant::{DEFAULT_READY_INSTANCES, MAX_READY_INSTANCES, Tenant};
 pub use verifier::LoadedVerifier;
 pub use verifier::call::{CallMetrics, CallReport, CallStages};
-pub use verifier::ready::{DEFAULT_READY_INSTANCES, MAX_READY_INSTANCES};

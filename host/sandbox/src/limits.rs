@@ -1,7 +1,8 @@
 //! Per-call limits for a verifier, with documented defaults.
 
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use verdict_policy::CheckContext;
 
 /// Resource limits for one checker call. Every limit has a default chosen so
 /// that a typical verifier (a few artifact reads, JSON parsing, ~15k fuel per
@@ -240,6 +241,27 @@ impl Default for LoadLimits {
             max_memories: 4,
             max_tables: 4,
             max_table_elements: 100_000,
+        }
+    }
+}
+
+impl Limits {
+    /// The call's deadline: the earlier of the tenant's timeout from `started`
+    /// and the context's deadline; with the limit that applied, in
+    /// milliseconds from `started`.
+    pub(crate) fn deadline(&self, started: Instant, ctx: &CheckContext) -> (Instant, u64) {
+        // A tenant deadline too far to represent is no deadline (fuel still
+        // ends the call).
+        let tenant = started
+            .checked_add(self.timeout())
+            .or_else(|| started.checked_add(Duration::from_secs(365 * 24 * 3600)))
+            .unwrap_or(started);
+        match ctx.deadline() {
+            Some(outer) if outer < tenant => {
+                let ms = outer.saturating_duration_since(started).as_millis();
+                (outer, u64::try_from(ms).unwrap_or(u64::MAX))
+            }
+            _ => (tenant, self.timeout_ms),
         }
     }
 }

@@ -2,8 +2,16 @@
 
 use crate::artifacts::ArtifactStore;
 use crate::limits::Limits;
-use crate::verifier::ready::{DEFAULT_READY_INSTANCES, MAX_READY_INSTANCES};
 use std::sync::Arc;
+
+/// The most ready instances a tenant may ask for, per verifier.
+pub const MAX_READY_INSTANCES: usize = 64;
+
+/// Ready instances a tenant keeps per verifier unless told otherwise: one
+/// caller checking steadily (each check after the last one's refill) never
+/// waits for an instantiation; two at once find one ready and one being
+/// made.
+pub const DEFAULT_READY_INSTANCES: usize = 1;
 
 /// A tenant: an id, per-call limits and an artifact scope. A verifier called
 /// for a tenant reads only that tenant's store.

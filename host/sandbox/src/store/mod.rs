@@ -7,3 +7,23 @@ pub(crate) mod deny;
 pub(crate) mod limiter;
 pub(crate) mod state;
 pub(crate) mod stderr;
+
+use state::StoreState;
+use wasmtime::{Engine, Store};
+
+/// A store for `state`: its memory limiter, `fuel`, and a fuel yield every
+/// `yield_interval` units.
+pub(crate) fn new_store(
+    engine: &Engine,
+    state: StoreState,
+    fuel: u64,
+    yield_interval: u64,
+) -> Result<Store<StoreState>, crate::CheckError> {
+    let mut store = Store::new(engine, state);
+    store.limiter(|s| &mut s.limiter);
+    store
+        .set_fuel(fuel)
+        .and_then(|()| store.fuel_async_yield_interval(Some(yield_interval)))
+        .map_err(|e| crate::CheckError::Host(e.to_string()))?;
+    Ok(store)
+}

@@ -20,7 +20,7 @@ use crate::store::state::{CallArm, CallPhase, StageMarks, StoreState};
 use crate::verifier::ready::{ReadyInstance, Refill};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use verdict_policy::{CancelHandle, CheckContext, CheckPacket};
+use verdict_policy::{CancelHandle, CheckPacket};
 use wasmtime::component::{ComponentExportIndex, ComponentNamedList, InstancePre, Lift};
 use wasmtime::{Store, UpdateDeadline};
 
@@ -198,21 +198,6 @@ pub(crate) struct CallRun {
     pub(crate) refills: Vec<Refill>,
 }
 
-/// A store for `state`: its memory limiter, `fuel` and fuel yields.
-pub(crate) fn new_store(
-    shared: &Shared,
-    state: StoreState,
-    fuel: u64,
-) -> Result<Store<StoreState>, CheckError> {
-    let mut store = Store::new(&shared.engine, state);
-    store.limiter(|s| &mut s.limiter);
-    store
-        .set_fuel(fuel)
-        .and_then(|()| store.fuel_async_yield_interval(Some(shared.fuel_yield_interval)))
-        .map_err(|e| CheckError::Host(e.to_string()))?;
-    Ok(store)
-}
-
 impl CallRun {
     /// Instantiates in a fresh store with the tenant's limits (or takes the
     /// ready one) and calls the export with the packet, under the guard of
@@ -259,7 +244,12 @@ impl CallRun {
             }
             None => {
                 let state = StoreState::new(artifacts, limits, arm, shared.load.max_memories);
-                match new_store(&shared, state, limits.fuel) {
+                match crate::store::new_store(
+                    &shared.engine,
+                    state,
+                    limits.fuel,
+                    shared.fuel_yield_interval,
+                ) {
                     Ok(store) => (store, None),
                     Err(err) => return failed(err),
                 }
@@ -374,25 +364,6 @@ pub(crate) fn stages(
         guest,
         lift,
         ..CallStages::default()
-    }
-}
-
-/// The call's deadline: the earlier of the tenant's timeout from `started`
-/// and the context's deadline; with the limit that applied, in
-/// milliseconds from `started`.
-pub(crate) fn deadline(started: Instant, limits: &Limits, ctx: &CheckContext) -> (Instant, u64) {
-    // A tenant deadline too far to represent is no deadline (fuel still
-    // ends the call).
-    let tenant = started
-        .checked_add(limits.timeout())
-        .or_else(|| started.checked_add(Duration::from_secs(365 * 24 * 3600)))
-        .unwrap_or(started);
-    match ctx.deadline() {
-        Some(outer) if outer < tenant => {
-            let ms = outer.saturating_duration_since(started).as_millis();
-            (outer, u64::try_from(ms).unwrap_or(u64::MAX))
-        }
-        _ => (tenant, limits.timeout_ms),
     }
 }
 

@@ -52,7 +52,7 @@ use crate::load::shared::Shared;
 use crate::store::clock::CallClock;
 use crate::store::state::{CallArm, StoreState};
 use crate::tenant::Tenant;
-use crate::verifier::call::{Call, CallReport, CallRun, deadline, failed};
+use crate::verifier::call::{Call, CallReport, CallRun, failed};
 use ready::ReadyPools;
 use std::sync::{Arc, Weak};
 use std::time::{Instant, SystemTime};
@@ -439,7 +439,7 @@ impl LoadedVerifier {
         {
             return Err(CheckError::LoadRejected(over));
         }
-        let (deadline, limit_ms) = deadline(started, &limits, ctx);
+        let (deadline, limit_ms) = limits.deadline(started, ctx);
         let clock = CallClock::new(
             started,
             SystemTime::now(),

@@ -30,22 +30,12 @@ use crate::load::shared::Shared;
 use crate::store::clock::CallClock;
 use crate::store::state::{CallArm, CallPhase, StoreState};
 use crate::tenant::Tenant;
-use crate::verifier::call::{deadline, new_store};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError, TryLockError, Weak};
 use std::time::{Instant, SystemTime};
 use verdict_policy::{CancelHandle, CheckContext};
 use wasmtime::UpdateDeadline;
 use wasmtime::component::Instance;
-
-/// The most ready instances a tenant may ask for, per verifier.
-pub const MAX_READY_INSTANCES: usize = 64;
-
-/// Ready instances a tenant keeps per verifier unless told otherwise: one
-/// caller checking steadily (each check after the last one's refill) never
-/// waits for an instantiation; two at once find one ready and one being
-/// made.
-pub const DEFAULT_READY_INSTANCES: usize = 1;
 
 /// A store instantiated ahead of its check.
 pub(crate) struct ReadyInstance {
@@ -250,7 +240,7 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> 
     let held = Held::take(shared).ok_or(NotMade::OverBudget)?;
     let limits = *tenant.limits();
     let started = Instant::now();
-    let (deadline, _) = deadline(started, &limits, &CheckContext::new());
+    let (deadline, _) = limits.deadline(started, &CheckContext::new());
     let arm = CallArm {
         clock: CallClock::new(
             started,
@@ -268,7 +258,13 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> 
         arm,
         shared.load.max_memories,
     );
-    let mut store = new_store(shared, state, limits.fuel).map_err(|_| NotMade::Failed)?;
+    let mut store = crate::store::new_store(
+        &shared.engine,
+        state,
+        limits.fuel,
+        shared.fuel_yield_interval,
+    )
+    .map_err(|_| NotMade::Failed)?;
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| {
         Ok(if ctx.data_mut().should_interrupt() {
