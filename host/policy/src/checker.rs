@@ -12,6 +12,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -107,6 +108,7 @@ impl CheckerError {
 pub struct CheckContext {
     deadline: Option<Instant>,
     cancel: CancelHandle,
+    record: Arc<OnceLock<String>>,
 }
 
 impl CheckContext {
@@ -159,6 +161,17 @@ impl CheckContext {
     /// the type's note on timers).
     pub fn cancelled(&self) -> Cancelled<'_> {
         Cancelled::with_deadline(&self.cancel, self.deadline)
+    }
+
+    /// A checker that recorded this check leaves the record's id here (the
+    /// first id given stays); the loop lists it in the diagnostics.
+    pub fn note_record(&self, id: String) {
+        let _ = self.record.set(id);
+    }
+
+    /// The id of this check's record, when the checker wrote one.
+    pub fn record_id(&self) -> Option<&str> {
+        self.record.get().map(String::as_str)
     }
 
     /// Why the call should stop now, if it should: a

@@ -156,9 +156,18 @@ pub struct LoopDiagnostics {
     /// when a later bound stops the execution).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_verdict: Option<Verdict>,
+    /// The ids of the check records of this execution's checks, in order,
+    /// when its checker records them (at most [`MAX_CHECK_RECORDS`]; see
+    /// `verdict-records`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub check_records: Vec<String>,
     /// Counters.
     pub counters: Counters,
 }
+
+/// Record ids the diagnostics keep per execution; later ones are not listed
+/// (the records are still written).
+pub const MAX_CHECK_RECORDS: usize = 1_000;
 
 impl LoopDiagnostics {
     /// The diagnostics as JSON.

@@ -26,7 +26,8 @@ pub use config::{
     PolicyLoadError, PolicyViolation,
 };
 pub use diagnostics::{
-    Counters, LoopDiagnostics, Phase, RecoveryTrigger, StopReason, TrackingBound, WorkflowStatus,
+    Counters, LoopDiagnostics, MAX_CHECK_RECORDS, Phase, RecoveryTrigger, StopReason,
+    TrackingBound, WorkflowStatus,
 };
 pub use engine::{
     Admission, BatchDecision, CheckDecision, CheckKind, CheckRequest, CheckTicket, Decision,

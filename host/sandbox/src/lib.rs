@@ -16,7 +16,8 @@
 //   guard, handoff to workers, ticker, timers, wake-ups, signals, the
 //   float environment, and the usage a running call publishes.
 // - `store/`: what a call's store holds — state, limiter, deny-all WASI,
-//   virtual clocks, stderr tail.
+//   virtual clocks, stderr tail, and the tape of a recorded or replayed
+//   call (`verifier/taped.rs` is its API).
 // - `abi/`: both ends of the canonical ABI for every WIT version — the
 //   packet argument, lowering helpers, reading answers and strings from
 //   guest memory, and `shim.rs`, the one door to wasmtime's `__internal`.
@@ -57,6 +58,8 @@ pub use load::compile_child::{ChildCompiler, CompileIn, compile_child_main};
 pub use load::component::{Role, WasmKind};
 pub use load::imports::ALLOWED_IMPORTS;
 pub use store::clock::CLOCK_RESOLUTION;
+pub use store::tape::{ArtifactOp, CallTrace, ClockRun, MAX_CLOCK_RUNS, SEED_BYTES, draw_seed};
 pub use tenant::{DEFAULT_READY_INSTANCES, MAX_READY_INSTANCES, Tenant};
 pub use verifier::LoadedVerifier;
 pub use verifier::call::{CallMetrics, CallReport, CallStages};
+pub use verifier::taped::{Tape, TapedReport};

@@ -261,7 +261,7 @@ impl Managed {
         let mut restarts = 0;
         loop {
             let kind = request.ticket.kind;
-            let Some(answer) = self.run_checker(&request, cancel).await else {
+            let Some((answer, record)) = self.run_checker(&request, cancel).await else {
                 // The run was cancelled: the check is withdrawn, not a
                 // checker error; the run ends on its cancellation path with
                 // the diagnostics as they were.
@@ -280,6 +280,9 @@ impl Managed {
             } else {
                 failed(kind, "the host scope kept changing during the check")
             };
+            if let Some(id) = record {
+                self.policy_exec.note_check_record(id);
+            }
             let decision = match answer {
                 CheckerAnswer::Verdict(result) => {
                     self.policy_exec
@@ -302,12 +305,13 @@ impl Managed {
 
     /// Runs the execution's checker of the request's kind with a
     /// [`CheckContext`]: the checker deadline, and a cancel handle the run's
-    /// cancellation fires. `None` when the run is cancelled first.
+    /// cancellation fires, and the id of the check's record when the
+    /// checker wrote one. `None` when the run is cancelled first.
     async fn run_checker(
         &self,
         request: &CheckRequest,
         cancel: &CancelHandle,
-    ) -> Option<CheckerAnswer> {
+    ) -> Option<(CheckerAnswer, Option<String>)> {
         let kind = request.ticket.kind;
         let packet = &request.packet;
         let deadline = Instant::now() + self.checker_timeout;
@@ -315,7 +319,7 @@ impl Managed {
         let ctx = CheckContext::new()
             .with_deadline(deadline)
             .with_cancel(signal.clone());
-        Some(match kind {
+        let answer = match kind {
             CheckKind::Completion => match &self.checkers.completion {
                 Some(checker) => CheckerAnswer::Verdict(
                     drive(checker.check(packet, &ctx), deadline, &signal, cancel).await?,
@@ -334,7 +338,8 @@ impl Managed {
                 ),
                 None => failed(kind, "no progress checker"),
             },
-        })
+        };
+        Some((answer, ctx.record_id().map(str::to_owned)))
     }
 }
 

@@ -397,6 +397,7 @@ mod tests {
             tracking_bound: None,
             checker_error: None,
             last_verdict: None,
+            check_records: Vec::new(),
             counters: Counters::default(),
         }
     }

@@ -81,6 +81,15 @@ impl PolicyExecution {
         }
     }
 
+    /// The checker wrote a check record with id `id` for the check it just
+    /// answered: the diagnostics list it (up to
+    /// [`MAX_CHECK_RECORDS`](crate::diagnostics::MAX_CHECK_RECORDS)).
+    pub fn note_check_record(&mut self, id: String) {
+        if self.diag.check_records.len() < crate::diagnostics::MAX_CHECK_RECORDS {
+            self.diag.check_records.push(id);
+        }
+    }
+
     /// Withdraws a check (cancelled, abandoned): its answer, if it ever
     /// comes, is ignored. Returns whether the ticket was the pending one.
     pub fn cancel_check(&mut self, ticket: CheckTicket) -> bool {

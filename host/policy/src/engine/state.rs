@@ -151,6 +151,7 @@ impl PolicyExecution {
                 tracking_bound: None,
                 checker_error: None,
                 last_verdict: None,
+                check_records: Vec::new(),
                 counters: Counters::default(),
             },
             policy: snapshot,

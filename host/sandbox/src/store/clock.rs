@@ -13,6 +13,7 @@
 //!   it is stopped there with `timeout`, whatever it asked for.
 
 use crate::call::timer::{SleepUntil, Timers};
+use crate::store::tape::TapeState;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use wasmtime::component::{HasData, Resource, ResourceTable};
@@ -110,6 +111,9 @@ impl HasData for VirtualClocks {
 pub(crate) struct ClockView<'a> {
     pub(crate) clock: &'a CallClock,
     pub(crate) table: &'a mut ResourceTable,
+    /// The call's tape: monotonic readings are written to it, or (when
+    /// replaying) read from it.
+    pub(crate) tape: Option<&'a mut TapeState>,
 }
 
 impl wall_clock::Host for ClockView<'_> {
@@ -130,7 +134,11 @@ impl wall_clock::Host for ClockView<'_> {
 
 impl monotonic_clock::Host for ClockView<'_> {
     fn now(&mut self) -> wasmtime::Result<monotonic_clock::Instant> {
-        Ok(self.clock.monotonic_now())
+        let live = self.clock.monotonic_now();
+        Ok(match self.tape.as_deref_mut() {
+            Some(tape) => tape.monotonic(live),
+            None => live,
+        })
     }
 
     fn resolution(&mut self) -> wasmtime::Result<monotonic_clock::Duration> {
@@ -175,6 +183,7 @@ mod tests {
         let mut view = ClockView {
             clock: &clock,
             table: &mut table,
+            tape: None,
         };
         let now = wall_clock::Host::now(&mut view).unwrap();
         assert_eq!((now.seconds, now.nanoseconds), (1_700_000_000, 123_000_000));
@@ -190,6 +199,7 @@ mod tests {
         let mut view = ClockView {
             clock: &clock,
             table: &mut table,
+            tape: None,
         };
         let now = monotonic_clock::Host::now(&mut view).unwrap();
         assert_eq!(now % 1_000_000, 0);

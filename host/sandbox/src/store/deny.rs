@@ -11,6 +11,7 @@
 //! `HTTP-request-denied`); nothing reaches the host's files or network.
 
 use crate::store::stderr::TailPipe;
+use crate::store::tape::{SEED_BYTES, seeded_random};
 use std::future::Future;
 use wasmtime_wasi::WasiCtx;
 use wasmtime_wasi_http::{
@@ -19,15 +20,25 @@ use wasmtime_wasi_http::{
 
 /// The call's WASI context: no environment, arguments or preopened
 /// directories; stdin closed; stdout discarded; stderr into `stderr`;
-/// sockets refused whatever the address; no name lookup.
-pub(crate) fn wasi_ctx(stderr: TailPipe) -> WasiCtx {
-    WasiCtx::builder()
+/// sockets refused whatever the address; no name lookup. With a `seed`
+/// (a recorded or replayed call), `wasi:random` is the streams of that seed
+/// (see [`crate::store::tape`]); without, wasmtime's own generators.
+pub(crate) fn wasi_ctx(stderr: TailPipe, seed: Option<&[u8; SEED_BYTES]>) -> WasiCtx {
+    let mut builder = WasiCtx::builder();
+    builder
         .stderr(stderr)
         .socket_addr_check(|_, _| Box::pin(async { false }))
         .allow_ip_name_lookup(false)
         .allow_tcp(false)
-        .allow_udp(false)
-        .build()
+        .allow_udp(false);
+    if let Some(seed) = seed {
+        let (secure, insecure, insecure_seed) = seeded_random(seed);
+        builder
+            .secure_random(secure)
+            .insecure_random(insecure)
+            .insecure_random_seed(insecure_seed);
+    }
+    builder.build()
 }
 
 /// The call's `wasi:http` state: a context and hooks that refuse every

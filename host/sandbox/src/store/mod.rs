@@ -1,12 +1,14 @@
 //! A call's store: its [`state`] (the data every host import sees), the
 //! memory and table [`limiter`], the deny-all WASI context ([`deny`]), the
-//! virtual [`clock`]s and the bounded [`stderr`] capture.
+//! virtual [`clock`]s, the bounded [`stderr`] capture, and the [`tape`] of
+//! what a recorded or replayed call sees from outside.
 
 pub(crate) mod clock;
 pub(crate) mod deny;
 pub(crate) mod limiter;
 pub(crate) mod state;
 pub(crate) mod stderr;
+pub(crate) mod tape;
 
 use state::StoreState;
 use wasmtime::{Engine, Store};

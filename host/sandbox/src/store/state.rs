@@ -9,6 +9,7 @@ use crate::store::clock::{CallClock, ClockView};
 use crate::store::deny::DenyHttp;
 use crate::store::limiter::CallLimiter;
 use crate::store::stderr::TailPipe;
+use crate::store::tape::{ArtifactOp, CallTrace, TapeState};
 use std::sync::Arc;
 use std::time::Instant;
 use verdict_policy::CancelHandle;
@@ -53,6 +54,8 @@ pub(crate) struct CallArm {
     pub(crate) cancel: CancelHandle,
     /// The counters the caller reads while the call runs.
     pub(crate) usage: Arc<Usage>,
+    /// What the call sees from outside, when it is recorded or replayed.
+    pub(crate) tape: Option<Box<TapeState>>,
 }
 
 /// Everything a store needs for one call.
@@ -87,6 +90,8 @@ pub(crate) struct StoreState {
     /// When a guest still running should yield once, so that a call begun
     /// on its caller's thread moves to its own (see [`crate::call::handoff`]).
     pub(crate) yield_at: Option<Instant>,
+    /// The call's tape, when it is recorded or replayed.
+    tape: Option<Box<TapeState>>,
 }
 
 impl StoreState {
@@ -101,6 +106,7 @@ impl StoreState {
             deadline,
             cancel,
             usage,
+            tape,
         } = arm;
         let stderr = TailPipe::new(STDERR_TAIL_BYTES);
         Self {
@@ -127,6 +133,7 @@ impl StoreState {
             marks: StageMarks::default(),
             usage,
             yield_at: None,
+            tape,
         }
     }
 
@@ -141,8 +148,10 @@ impl StoreState {
             deadline,
             cancel,
             usage,
+            tape,
         } = arm;
         self.clock = clock;
+        self.tape = tape;
         self.deadline = deadline;
         self.cancel = cancel;
         self.usage = usage;
@@ -179,7 +188,13 @@ impl StoreState {
         ClockView {
             clock: &self.clock,
             table: &mut self.table,
+            tape: self.tape.as_deref_mut(),
         }
+    }
+
+    /// What the call saw from outside, when it was recorded or replayed.
+    pub(crate) fn take_trace(&mut self) -> Option<CallTrace> {
+        self.tape.take().map(|tape| tape.trace)
     }
 
     /// Checks cancellation and the deadline; records which one fired.
@@ -217,12 +232,24 @@ impl StoreState {
         id: &str,
     ) -> wasmtime::Result<Result<ArtifactData, ArtifactError>> {
         if let Err(refused) = self.begin_op()? {
+            if let Some(tape) = &mut self.tape {
+                tape.artifact(ArtifactOp::Read {
+                    id: id.to_owned(),
+                    result: Err(refused),
+                });
+            }
             return Ok(Err(refused));
         }
         let read = self.store.read(id, self.limits.artifact_bytes_per_read);
         if let Ok(data) = &read {
             self.artifact_bytes += data.size;
             self.usage.artifacts(self.artifact_ops, self.artifact_bytes);
+        }
+        if let Some(tape) = &mut self.tape {
+            tape.artifact(ArtifactOp::Read {
+                id: id.to_owned(),
+                result: read.clone(),
+            });
         }
         Ok(read)
     }
@@ -232,20 +259,29 @@ impl StoreState {
         &mut self,
         prefix: &str,
     ) -> wasmtime::Result<Result<Vec<String>, ArtifactError>> {
-        if let Err(refused) = self.begin_op()? {
-            return Ok(Err(refused));
+        let listed = match self.begin_op()? {
+            Err(refused) => Err(refused),
+            Ok(()) => self
+                .store
+                .list(prefix, self.limits.list_max_entries as usize),
+        };
+        if let Some(tape) = &mut self.tape {
+            tape.artifact(ArtifactOp::List {
+                prefix: prefix.to_owned(),
+                result: listed.clone(),
+            });
         }
-        let max = self.limits.list_max_entries as usize;
-        Ok(self.store.list(prefix, max))
+        Ok(listed)
     }
 }
 
 impl WasiView for StoreState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
-            ctx: self
-                .wasi
-                .get_or_insert_with(|| crate::store::deny::wasi_ctx(self.stderr.clone())),
+            ctx: self.wasi.get_or_insert_with(|| {
+                let seed = self.tape.as_ref().map(|tape| &tape.trace.seed);
+                crate::store::deny::wasi_ctx(self.stderr.clone(), seed)
+            }),
             table: &mut self.table,
         }
     }

@@ -18,6 +18,7 @@ use crate::limits::Limits;
 use crate::load::shared::Shared;
 use crate::store::state::{CallArm, CallPhase, StageMarks, StoreState};
 use crate::verifier::ready::{ReadyInstance, Refill};
+use crate::verifier::taped::{Taped, TraceSink};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use verdict_policy::{CancelHandle, CheckPacket};
@@ -135,6 +136,8 @@ pub(crate) struct Call<A> {
     pub(crate) fuel: u64,
     pub(crate) wall_clock_ms: u64,
     pub(crate) usage: Arc<Usage>,
+    /// Where a taped call's trace arrives (see [`crate::verifier::taped`]).
+    pub(crate) taped: Option<Taped>,
     /// Ask for prompt wake-ups while a blocking caller waits.
     pub(crate) prompt_wakeups: bool,
 }
@@ -196,6 +199,8 @@ pub(crate) struct CallRun {
     pub(crate) ready: Option<ReadyInstance>,
     /// Ready instances to make after the call's teardown.
     pub(crate) refills: Vec<Refill>,
+    /// Where a taped call leaves its trace.
+    pub(crate) trace_sink: Option<TraceSink>,
 }
 
 impl CallRun {
@@ -222,6 +227,7 @@ impl CallRun {
             artifacts,
             ready,
             refills,
+            trace_sink,
         } = self;
         let deadline = arm.deadline;
         let cancel = arm.cancel.clone();
@@ -323,6 +329,10 @@ impl CallRun {
             Err(Stop::Deadline) => Err(CheckError::Timeout { limit_ms }),
             Err(Stop::Cancelled) => Err(CheckError::Cancelled),
         };
+        if let Some(sink) = trace_sink {
+            let trace = store.data_mut().take_trace();
+            *sink.lock().unwrap_or_else(|p| p.into_inner()) = trace;
+        }
         let dropping = Instant::now();
         background::drop_then(store, move || refills.into_iter().for_each(Refill::run));
         metrics.stages.teardown = dropping.elapsed();

@@ -39,6 +39,7 @@
 
 pub(crate) mod call;
 pub(crate) mod ready;
+pub(crate) mod taped;
 
 use crate::abi::GuestAnswer;
 use crate::bindings::ApiVersion;
@@ -51,11 +52,13 @@ use crate::load::imports;
 use crate::load::shared::Shared;
 use crate::store::clock::CallClock;
 use crate::store::state::{CallArm, StoreState};
+use crate::store::tape::TapeState;
 use crate::tenant::Tenant;
 use crate::verifier::call::{Call, CallReport, CallRun, failed};
 use ready::ReadyPools;
-use std::sync::{Arc, Weak};
-use std::time::{Instant, SystemTime};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant, SystemTime};
+use taped::{Tape, Taped};
 use verdict_policy::{CheckContext, CheckPacket, Verdict};
 use wasmtime::component::{
     Component, ComponentExportIndex, ComponentNamedList, InstancePre, Lift, Lower,
@@ -149,6 +152,7 @@ struct Start<'a> {
     ctx: &'a CheckContext,
     entry: Entry,
     packet: &'a CheckPacket,
+    tape: Option<Tape<'a>>,
 }
 
 /// A completion check starting, with its component's version's types.
@@ -164,8 +168,9 @@ impl WithVersion for StartCheck<'_> {
             ctx,
             entry,
             packet,
+            tape,
         } = self.0;
-        verifier.start::<V, V::Verdict, _>(tenant, ctx, entry, packet, V::verdict)
+        verifier.start::<V, V::Verdict, _>(tenant, ctx, entry, packet, tape, V::verdict)
     }
 }
 
@@ -182,8 +187,9 @@ impl WithVersion for StartProgress<'_> {
             ctx,
             entry,
             packet,
+            tape,
         } = self.0;
-        verifier.start::<V, V::Key, _>(tenant, ctx, entry, packet, V::key)
+        verifier.start::<V, V::Key, _>(tenant, ctx, entry, packet, tape, V::key)
     }
 }
 
@@ -292,6 +298,12 @@ impl LoadedVerifier {
         &self.inner.digest
     }
 
+    /// The WIT version the component was built against, `major.minor`
+    /// (`"0.1"`).
+    pub fn wit_version(&self) -> &'static str {
+        self.inner.api.major_minor()
+    }
+
     /// True when the component exports `completion`.
     pub fn has_completion(&self) -> bool {
         self.inner.completion.is_some()
@@ -326,7 +338,7 @@ impl LoadedVerifier {
         packet: &CheckPacket,
         ctx: &CheckContext,
     ) -> CallReport<Verdict> {
-        match self.start_check(tenant, packet, ctx) {
+        match self.start_check(tenant, packet, ctx, None) {
             Ok(call) => call.blocking(),
             Err(refused) => failed(refused),
         }
@@ -341,17 +353,18 @@ impl LoadedVerifier {
         packet: &CheckPacket,
         ctx: &CheckContext,
     ) -> CallReport<Verdict> {
-        match self.start_check(tenant, packet, ctx) {
+        match self.start_check(tenant, packet, ctx, None) {
             Ok(call) => call.finish().await,
             Err(refused) => failed(refused),
         }
     }
 
-    fn start_check(
+    pub(crate) fn start_check(
         &self,
         tenant: &Tenant,
         packet: &CheckPacket,
         ctx: &CheckContext,
+        tape: Option<Tape<'_>>,
     ) -> Result<Call<Verdict>, CheckError> {
         let Some(entry) = self.inner.completion else {
             return Err(CheckError::Unsupported("completion"));
@@ -362,6 +375,7 @@ impl LoadedVerifier {
             ctx,
             entry,
             packet,
+            tape,
         }))
     }
 
@@ -373,7 +387,7 @@ impl LoadedVerifier {
         packet: &CheckPacket,
         ctx: &CheckContext,
     ) -> CallReport<String> {
-        match self.start_progress(tenant, packet, ctx) {
+        match self.start_progress(tenant, packet, ctx, None) {
             Ok(call) => call.blocking(),
             Err(refused) => failed(refused),
         }
@@ -386,17 +400,18 @@ impl LoadedVerifier {
         packet: &CheckPacket,
         ctx: &CheckContext,
     ) -> CallReport<String> {
-        match self.start_progress(tenant, packet, ctx) {
+        match self.start_progress(tenant, packet, ctx, None) {
             Ok(call) => call.finish().await,
             Err(refused) => failed(refused),
         }
     }
 
-    fn start_progress(
+    pub(crate) fn start_progress(
         &self,
         tenant: &Tenant,
         packet: &CheckPacket,
         ctx: &CheckContext,
+        tape: Option<Tape<'_>>,
     ) -> Result<Call<String>, CheckError> {
         let Some(entry) = self.inner.progress else {
             return Err(CheckError::Unsupported("progress"));
@@ -407,6 +422,7 @@ impl LoadedVerifier {
             ctx,
             entry,
             packet,
+            tape,
         }))
     }
 
@@ -414,6 +430,9 @@ impl LoadedVerifier {
     /// under the deadline and the cancellation of `ctx`: the limits are
     /// checked, the deadline fixed, and the call future owns what it uses
     /// (see [`crate::call::handoff`]). A refusal here is a call that never began.
+    /// A taped call (recorded or replayed) never takes a ready instance:
+    /// what instantiating saw belongs to its trace.
+    #[allow(clippy::too_many_arguments)]
     fn start<
         V: Version,
         A: GuestAnswer + ComponentNamedList + Lift + Send + Sync + 'static,
@@ -424,6 +443,7 @@ impl LoadedVerifier {
         ctx: &CheckContext,
         entry: Entry,
         packet: &CheckPacket,
+        tape: Option<Tape<'_>>,
         validate: fn(A) -> Result<T, CheckError>,
     ) -> Result<Call<T>, CheckError> {
         let started = Instant::now();
@@ -440,15 +460,49 @@ impl LoadedVerifier {
             return Err(CheckError::LoadRejected(over));
         }
         let (deadline, limit_ms) = limits.deadline(started, ctx);
+        let wall = match &tape {
+            Some(Tape::Replay(trace)) => {
+                SystemTime::UNIX_EPOCH + Duration::from_millis(trace.wall_clock_ms)
+            }
+            _ => SystemTime::now(),
+        };
         let clock = CallClock::new(
             started,
-            SystemTime::now(),
+            wall,
             deadline,
             Arc::clone(&self.inner.shared.timers),
         );
         let usage = Arc::new(Usage::new(limits.fuel));
         let wall_clock_ms = clock.wall_clock_ms();
-        let (ready, refills) = self.inner.ready.take(tenant, &Arc::downgrade(&self.inner));
+        // A replayed call reads the artifacts its trace read, not the live ones.
+        let artifacts = match &tape {
+            Some(Tape::Replay(trace)) => trace.artifact_store(),
+            _ => Arc::clone(tenant.artifacts()),
+        };
+        let (tape, taped) = match tape {
+            None => (None, None),
+            Some(tape) => {
+                let state = match tape {
+                    Tape::Record => {
+                        let seed = crate::store::tape::draw_seed()
+                            .map_err(|e| CheckError::Host(format!("no random seed: {e}")))?;
+                        TapeState::record(seed, wall_clock_ms)
+                    }
+                    Tape::Replay(trace) => TapeState::replay(trace),
+                };
+                let taped = Taped {
+                    sink: Arc::new(Mutex::new(None)),
+                    seed: state.trace.seed,
+                    wall_clock_ms,
+                };
+                (Some(Box::new(state)), Some(taped))
+            }
+        };
+        let (ready, refills) = if taped.is_some() {
+            (None, Vec::new())
+        } else {
+            self.inner.ready.take(tenant, &Arc::downgrade(&self.inner))
+        };
         let run = CallRun {
             shared: Arc::clone(&self.inner.shared),
             pre: self.inner.pre.clone(),
@@ -463,10 +517,12 @@ impl LoadedVerifier {
                 deadline,
                 cancel: cancel.clone(),
                 usage: Arc::clone(&usage),
+                tape,
             },
-            artifacts: Arc::clone(tenant.artifacts()),
+            artifacts,
             ready,
             refills,
+            trace_sink: taped.as_ref().map(|t| Arc::clone(&t.sink)),
         };
         Ok(Call {
             future: Box::pin(async move { run.run::<V, A>().await.validated(validate) }),
@@ -479,6 +535,7 @@ impl LoadedVerifier {
             wall_clock_ms,
             usage,
             prompt_wakeups: self.inner.shared.prompt_wakeups,
+            taped,
         })
     }
 }

@@ -251,6 +251,7 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> 
         deadline,
         cancel: CancelHandle::new(),
         usage: Arc::new(Usage::new(limits.fuel)),
+        tape: None,
     };
     let state = StoreState::new(
         Arc::clone(tenant.artifacts()),

@@ -9,6 +9,10 @@
 //! - `clocks`: report what the clocks say, as the reason:
 //!   `wall_ms=<ms since the epoch>;slept_ns=<monotonic ns across a 2.5 ms
 //!   sleep>;same_wall=<true when two wall readings 2.5 ms apart agree>`;
+//! - `entropy ID...`: read the clocks (wall, and monotonic around a short
+//!   spin), 8 secure random bytes, a `RandomState` hash (the insecure seed)
+//!   and the artifacts `ID...`, and answer all of it as the reason;
+//!   complete when the first random byte is even (for record and replay);
 //! - `stderr-flood MIB X`: write MIB MiB of 4-byte emoji and X bytes `x`
 //!   to stderr, then panic with [`PANIC`];
 //! - `reason-mib MIB` / `feedback-mib MIB`: answer a reason or feedback of
@@ -42,6 +46,42 @@ fn command_args<'p>(packet: &'p Packet<'_>) -> (&'p str, [u64; 2]) {
 
 fn mib(n: u64) -> usize {
     usize::try_from(n).unwrap_or(0) * 1024 * 1024
+}
+
+fn entropy(packet: &Packet<'_>, artifacts: &dyn Artifacts) -> Verdict {
+    use std::hash::BuildHasher;
+    let wall = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    let start = Instant::now();
+    let mut spins = 0u64;
+    while start.elapsed() < Duration::from_micros(1500) && spins < 10_000_000 {
+        spins += 1;
+    }
+    let mono = start.elapsed().as_nanos();
+    let mut random = [0u8; 8];
+    let secure = getrandom::fill(&mut random).is_ok();
+    let hashed = std::collections::hash_map::RandomState::new().hash_one(7u64);
+    let mut reads = String::new();
+    for id in packet.output_text.split_whitespace().skip(1) {
+        let read = match artifacts.read(id) {
+            Ok(data) => format!("{}:{}:{}", id, data.revision, data.bytes.len()),
+            Err(e) => format!("{id}:{}", e.code()),
+        };
+        reads.push_str(&read);
+        reads.push(',');
+    }
+    let listed = artifacts.list("").map(|ids| ids.len()).unwrap_or(0);
+    let reason = format!(
+        "wall={wall};mono={mono};random={};secure={secure};hash={hashed};reads={reads};listed={listed}",
+        u64::from_le_bytes(random)
+    );
+    if random[0] % 2 == 0 {
+        Verdict::complete().with_reason(reason)
+    } else {
+        Verdict::incomplete("odd").with_reason(reason)
+    }
 }
 
 fn clocks() -> String {
@@ -80,6 +120,7 @@ impl Verifier for HostCalls {
                 Verdict::complete().with_reason(format!("stdin={read:?}"))
             }
             ("clocks", _) => Verdict::complete().with_reason(clocks()),
+            ("entropy", _) => entropy(packet, artifacts),
             ("stderr-flood", _) => {
                 let [n, xs] = command_args(packet).1;
                 let chunk = "😀".repeat(16 * 1024);

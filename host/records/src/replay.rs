@@ -1,0 +1,157 @@
+//! Replaying a record: its call again in a fresh sandbox, with what the
+//! guest saw then, and the answers compared field by field.
+
+use crate::cas::Cas;
+use crate::error::RecordError;
+use crate::format::{CheckRecord, RecordRole, RecordedAnswer};
+use std::sync::Arc;
+use verdict_policy::CheckContext;
+use verdict_sandbox::{LoadedVerifier, MemoryStore, Tape, Tenant};
+
+/// One field whose replayed value differs from the recorded one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    /// `answer`, `complete`, `reason`, `feedback`, `key` or `error`.
+    pub field: String,
+    /// The recorded value.
+    pub recorded: String,
+    /// The replayed value.
+    pub replayed: String,
+}
+
+/// What a replay found.
+#[derive(Debug, Clone)]
+pub struct ReplayOutcome {
+    /// The replayed call's answer.
+    pub answer: RecordedAnswer,
+    /// The fields that differ (none: the answer is identical).
+    pub differences: Vec<Difference>,
+    /// Fuel the replay used (the record holds the original's).
+    pub fuel_used: u64,
+    /// The digest of the verifier replayed.
+    pub verifier: String,
+}
+
+impl ReplayOutcome {
+    /// True when the answer is identical.
+    pub fn identical(&self) -> bool {
+        self.differences.is_empty()
+    }
+}
+
+/// The bytes of the record's verifier, from `cas` (checked against its
+/// digest).
+pub fn recorded_component(record: &CheckRecord, cas: &Cas) -> Result<Vec<u8>, RecordError> {
+    cas.get(
+        &record.verifier.digest,
+        &format!("verifier {}", record.verifier.digest),
+    )
+}
+
+/// Replays `record` against `verifier`. With `same_build`, the verifier
+/// must be the recorded one (its digest is checked); without, it is
+/// another build of it (regression testing against old records).
+/// Artifact bytes come from `cas`, each checked against its recorded hash.
+pub async fn replay(
+    record: &CheckRecord,
+    cas: &Cas,
+    verifier: &LoadedVerifier,
+    same_build: bool,
+) -> Result<ReplayOutcome, RecordError> {
+    record.verify()?;
+    if same_build && verifier.digest() != record.verifier.digest {
+        return Err(RecordError::Tampered {
+            what: "verifier".into(),
+            detail: format!(
+                "the component's digest is {}, recorded {}",
+                verifier.digest(),
+                record.verifier.digest
+            ),
+        });
+    }
+    let trace = record.trace(cas)?;
+    let packet = record.check_packet()?;
+    // The trace answers every artifact read: the tenant's store is unused.
+    let tenant = Tenant::new(
+        record.tenant.clone(),
+        record.limits,
+        Arc::new(MemoryStore::new()),
+    );
+    let ctx = CheckContext::new();
+    let (answer, fuel_used) = match record.role {
+        RecordRole::Completion => {
+            let taped = verifier
+                .check_taped(&tenant, &packet, &ctx, Tape::Replay(&trace))
+                .await;
+            (
+                RecordedAnswer::of_verdict(&taped.report.result),
+                taped.report.metrics.fuel_used,
+            )
+        }
+        RecordRole::Progress => {
+            let taped = verifier
+                .progress_key_taped(&tenant, &packet, &ctx, Tape::Replay(&trace))
+                .await;
+            (
+                RecordedAnswer::of_key(&taped.report.result),
+                taped.report.metrics.fuel_used,
+            )
+        }
+    };
+    Ok(ReplayOutcome {
+        differences: differences(&record.answer, &answer),
+        answer,
+        fuel_used,
+        verifier: verifier.digest().to_owned(),
+    })
+}
+
+fn kind(answer: &RecordedAnswer) -> String {
+    match answer {
+        RecordedAnswer::Verdict { .. } => "verdict".into(),
+        RecordedAnswer::Key { .. } => "key".into(),
+        RecordedAnswer::Error { class, .. } => format!("error ({class})"),
+    }
+}
+
+fn shown(value: Option<&str>) -> String {
+    value.map_or_else(|| "(none)".to_owned(), |v| format!("{v:?}"))
+}
+
+/// The fields where `replayed` differs from `recorded` (an error's message
+/// is not compared, its class is).
+pub fn differences(recorded: &RecordedAnswer, replayed: &RecordedAnswer) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let mut field = |name: &str, a: String, b: String| {
+        if a != b {
+            out.push(Difference {
+                field: name.to_owned(),
+                recorded: a,
+                replayed: b,
+            });
+        }
+    };
+    match (recorded, replayed) {
+        (RecordedAnswer::Verdict { verdict: a }, RecordedAnswer::Verdict { verdict: b }) => {
+            field("complete", a.complete.to_string(), b.complete.to_string());
+            field(
+                "reason",
+                shown(a.reason.as_deref()),
+                shown(b.reason.as_deref()),
+            );
+            field(
+                "feedback",
+                shown(a.feedback.as_deref()),
+                shown(b.feedback.as_deref()),
+            );
+        }
+        (RecordedAnswer::Key { key: a }, RecordedAnswer::Key { key: b }) => {
+            field("key", format!("{a:?}"), format!("{b:?}"));
+        }
+        (RecordedAnswer::Error { class: a, .. }, RecordedAnswer::Error { class: b, .. }) => {
+            field("error", a.clone(), b.clone());
+        }
+        (a, b) => field("answer", kind(a), kind(b)),
+    }
+    out
+}

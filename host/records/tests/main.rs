@@ -1,0 +1,7 @@
+//! Check records: recorded checks replay identically, tampering is
+//! detected, another build's changed answers are shown
+//! (`cargo test -p verdict-records --test records`; the Python and JS
+//! samples with `--include-ignored` and `VERDICT_POLYGLOT_DIR`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod record_replay;
