@@ -58,6 +58,12 @@ enum Command {
     /// Pull a verifier component from an OCI registry into a file,
     /// verified against its digests.
     Pull(commands::pull::PullArgs),
+    /// Re-run recorded checks in a fresh sandbox: exit 0 when every answer
+    /// is identical, 1 with the differences (`--verifier`: against another
+    /// build).
+    Replay(commands::replay::ReplayArgs),
+    /// Verify a record directory's hash-chained audit log.
+    Audit(commands::audit::AuditArgs),
     /// Serve tenants' verifiers over HTTP (`serve --config FILE`), or print
     /// a token's hash (`serve hash-token TOKEN`).
     Serve(commands::serve::ServeArgs),
@@ -83,6 +89,8 @@ fn main() -> ExitCode {
         Command::Push(args) => commands::push::run(args),
         Command::Pull(args) => commands::pull::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Replay(args) => commands::replay::run(args),
+        Command::Audit(args) => commands::audit::run(args),
     };
     match result {
         Ok(code) => code.into(),

@@ -7,6 +7,7 @@ use crate::config::{ConfigError, ConfigFile, RemoteSection, VerifierRef, Verifie
 use std::sync::{Arc, Mutex};
 use verdict::LoopPolicy;
 use verdict::RemoteChecker;
+use verdict::records::{Recorder, RecordingChecker};
 use verdict::{Agent, CheckerTotals, Checkers, ConnectorRegistry};
 use verdict::{Connector, ConnectorConfig, Credential};
 use verdict::{DirStore, LoadError, LoadedVerifier, Tenant, VerifierHost, WasmChecker};
@@ -74,21 +75,41 @@ fn load_verifier(
     tenant: &str,
     field: &str,
     spec: &str,
+    recorder: Option<&Recorder>,
 ) -> Result<LoadedVerifier, ConfigError> {
     let at = [key("tenants"), key(tenant), key(field)];
     let rejected = |e: LoadError| file.error(&at, format!("{spec} is rejected: {e}"));
+    // A recorded session keeps each component in the record store, so its
+    // records replay without the file.
+    let keep = |bytes: &[u8]| match recorder {
+        Some(recorder) => recorder
+            .keep_component(bytes.into())
+            .map_err(|e| file.error(&at, e.to_string())),
+        None => Ok(()),
+    };
     let verifier = match file.verifier_source(spec) {
         VerifierSource::Builtin(name) => {
             let bytes = crate::builtin_verifiers::get(&name)
                 .ok_or_else(|| file.error(&at, format!("no built-in verifier `{name}`")))?;
+            keep(bytes)?;
             host.load_bytes(bytes).map_err(rejected)?.0
         }
         // A file loaded before and unchanged is neither read nor hashed
         // again (the compile cache's index).
-        VerifierSource::File(path) => host.load_file(&path).map_err(|e| match e {
-            LoadError::Io(why) => file.error(&at, format!("cannot read {}: {why}", path.display())),
-            other => rejected(other),
-        })?,
+        VerifierSource::File(path) => {
+            let verifier = host.load_file(&path).map_err(|e| match e {
+                LoadError::Io(why) => {
+                    file.error(&at, format!("cannot read {}: {why}", path.display()))
+                }
+                other => rejected(other),
+            })?;
+            if recorder.is_some() {
+                let bytes = crate::files::read::read(&path, crate::files::Bound::component())
+                    .map_err(|e| file.error(&at, e.to_string()))?;
+                keep(&bytes)?;
+            }
+            verifier
+        }
         // Resolved to a digest now, pulled unless cached, verified.
         VerifierSource::Oci(text) => {
             let reference = verdict::registry::OciRef::parse(&text)
@@ -107,6 +128,7 @@ fn load_verifier(
                 loaded.describe(&reference)
             ));
             crate::oci::record(tenant, field, &loaded, &reference);
+            keep(&loaded.fetched.bytes)?;
             loaded.verifier
         }
     };
@@ -161,6 +183,46 @@ fn remote_checker(
     RemoteChecker::new(&remote.url, token).map_err(|e| file.error(&at, e.to_string()))
 }
 
+/// A checker of `verifier` for `tenant` in both roles, recording every
+/// call when there is a `recorder`.
+enum SessionChecker {
+    Plain(Arc<WasmChecker>),
+    Recording(Arc<RecordingChecker>),
+}
+
+impl SessionChecker {
+    fn new(
+        verifier: LoadedVerifier,
+        tenant: Tenant,
+        totals: &Totals,
+        recorder: Option<&Arc<Recorder>>,
+    ) -> Self {
+        match recorder {
+            Some(recorder) => Self::Recording(Arc::new(
+                RecordingChecker::new(verifier, tenant, Arc::clone(recorder))
+                    .with_totals(totals.clone()),
+            )),
+            None => Self::Plain(Arc::new(
+                WasmChecker::new(verifier, tenant).with_totals(totals.clone()),
+            )),
+        }
+    }
+
+    fn completion(self) -> Arc<dyn verdict::CompletionChecker> {
+        match self {
+            Self::Plain(c) => c,
+            Self::Recording(c) => c,
+        }
+    }
+
+    fn progress(self) -> Arc<dyn verdict::ProgressChecker> {
+        match self {
+            Self::Plain(c) => c,
+            Self::Recording(c) => c,
+        }
+    }
+}
+
 /// Loads the checkers of `tenant` (none without a tenant) from its `.wasm`
 /// files; every `.wasm` is read and compiled now.
 pub fn load_checkers(
@@ -168,6 +230,7 @@ pub fn load_checkers(
     host: &VerifierHost,
     tenant: Option<&str>,
     totals: &Totals,
+    recorder: Option<&Arc<Recorder>>,
 ) -> Result<Checkers, ConfigError> {
     let Some(name) = tenant else {
         return Ok(Checkers::default());
@@ -191,10 +254,10 @@ pub fn load_checkers(
     let mut checkers = Checkers::default();
     match &section.completion {
         Some(VerifierRef::Local(spec)) => {
-            let verifier = load_verifier(file, host, name, "completion", spec)?;
-            checkers.completion = Some(Arc::new(
-                WasmChecker::new(verifier, tenant.clone()).with_totals(totals.clone()),
-            ));
+            let verifier =
+                load_verifier(file, host, name, "completion", spec, recorder.map(|r| &**r))?;
+            checkers.completion =
+                Some(SessionChecker::new(verifier, tenant.clone(), totals, recorder).completion());
         }
         Some(VerifierRef::Remote(remote)) => {
             checkers.completion = Some(Arc::new(remote_checker(file, name, "completion", remote)?));
@@ -203,10 +266,10 @@ pub fn load_checkers(
     }
     match &section.progress {
         Some(VerifierRef::Local(spec)) => {
-            let verifier = load_verifier(file, host, name, "progress", spec)?;
-            checkers.progress = Some(Arc::new(
-                WasmChecker::new(verifier, tenant).with_totals(totals.clone()),
-            ));
+            let verifier =
+                load_verifier(file, host, name, "progress", spec, recorder.map(|r| &**r))?;
+            checkers.progress =
+                Some(SessionChecker::new(verifier, tenant, totals, recorder).progress());
         }
         Some(VerifierRef::Remote(remote)) => {
             checkers.progress = Some(Arc::new(remote_checker(file, name, "progress", remote)?));
@@ -224,11 +287,21 @@ impl Session {
         tenant: Option<&str>,
         host: &VerifierHost,
     ) -> Result<Self, SessionError> {
+        Self::build_recording(file, tenant, host, None)
+    }
+
+    /// [`Session::build`], every check recorded into `recorder` when given.
+    pub fn build_recording(
+        file: &ConfigFile,
+        tenant: Option<&str>,
+        host: &VerifierHost,
+        recorder: Option<&Arc<Recorder>>,
+    ) -> Result<Self, SessionError> {
         let config = &file.config;
         let tenant = pick_tenant(file, tenant)?;
         let totals = Totals::default();
         let checkers = if config.loop_policy.is_some() {
-            load_checkers(file, host, tenant.as_deref(), &totals)?
+            load_checkers(file, host, tenant.as_deref(), &totals, recorder)?
         } else {
             Checkers::default()
         };

@@ -17,6 +17,7 @@ mod new_verifier;
 mod new_verifier_args;
 mod output_errors;
 mod polyglot;
+mod records;
 mod registry;
 mod run;
 mod run_settled;

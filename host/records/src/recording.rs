@@ -4,12 +4,14 @@
 use crate::cas::sha256_hex;
 use crate::format::{RecordInput, RecordRole, RecordedAnswer, RecordedMetrics, RecordedVerifier};
 use crate::writer::Recorder;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use verdict_policy::{
     CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, ProgressChecker,
     Verdict,
 };
-use verdict_sandbox::{CallReport, LoadedVerifier, SEED_BYTES, Tape, TapedReport, Tenant};
+use verdict_sandbox::{
+    CallReport, CheckerTotals, LoadedVerifier, SEED_BYTES, Tape, TapedReport, Tenant,
+};
 
 /// The id of the check whose random seed is `seed`: 32 hex digits (the
 /// seed is fresh from the operating system for every check).
@@ -114,6 +116,7 @@ pub struct RecordingChecker {
     verifier: LoadedVerifier,
     tenant: Tenant,
     recorder: Arc<Recorder>,
+    totals: Option<Arc<Mutex<CheckerTotals>>>,
 }
 
 impl std::fmt::Debug for RecordingChecker {
@@ -133,6 +136,20 @@ impl RecordingChecker {
             verifier,
             tenant,
             recorder,
+            totals: None,
+        }
+    }
+
+    /// Also adds every call's metrics to `totals`.
+    pub fn with_totals(mut self, totals: Arc<Mutex<CheckerTotals>>) -> Self {
+        self.totals = Some(totals);
+        self
+    }
+
+    fn count<T>(&self, report: &CallReport<T>, progress: bool) {
+        if let Some(totals) = &self.totals {
+            let mut totals = totals.lock().unwrap_or_else(|p| p.into_inner());
+            totals.add(&report.metrics, report.result.is_err(), progress);
         }
     }
 }
@@ -152,6 +169,7 @@ impl CompletionChecker for RecordingChecker {
                 check_recorded(&self.verifier, &self.tenant, packet, ctx, &self.recorder)
                     .await
                     .map_err(recorder_failed)?;
+            self.count(&recorded.report, false);
             ctx.note_record(recorded.id);
             recorded.report.result.map_err(CheckerError::from)
         })
@@ -173,6 +191,7 @@ impl ProgressChecker for RecordingChecker {
                 progress_key_recorded(&self.verifier, &self.tenant, packet, ctx, &self.recorder)
                     .await
                     .map_err(recorder_failed)?;
+            self.count(&recorded.report, true);
             ctx.note_record(recorded.id);
             recorded.report.result.map_err(CheckerError::from)
         })

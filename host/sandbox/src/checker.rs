@@ -41,7 +41,8 @@ pub struct CheckerTotals {
 }
 
 impl CheckerTotals {
-    fn add(&mut self, metrics: &CallMetrics, failed: bool, progress: bool) {
+    /// Adds one call: a progress sample or a completion check, failed or not.
+    pub fn add(&mut self, metrics: &CallMetrics, failed: bool, progress: bool) {
         if progress {
             self.progress_samples += 1;
         } else {

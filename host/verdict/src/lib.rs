@@ -58,6 +58,17 @@ pub use verdict_sandbox::{
     LoadedVerifier, MAX_READY_INSTANCES, MemoryStore, Role, Tenant, TrapKind, VerifierHost,
     WasmChecker, WasmKind, compile_child_main,
 };
+/// Recorded and replayed calls: what a guest saw from outside, and a call
+/// given it again.
+#[cfg(feature = "wasm")]
+pub use verdict_sandbox::{ArtifactOp, CallTrace, ClockRun, Tape, TapedReport};
+
+/// Check records: what a verifier saw and answered, a content-addressed
+/// store, a hash-chained audit log, and replay.
+#[cfg(feature = "records")]
+pub mod records {
+    pub use verdict_records::*;
+}
 
 /// Verifier components from OCI registries: `oci://` references, push,
 /// fetch through a local cache, credentials and bounds.

@@ -56,6 +56,11 @@ pub struct CheckArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Record the check into this directory (`<id>.json`, the artifact
+    /// bytes and the component in `cas/`, a line in `audit.jsonl`); replay
+    /// it with `verdict replay`.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
     #[command(flatten)]
     host: HostArgs,
 }
@@ -93,12 +98,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
     let tenant = Tenant::new(args.tenant.clone(), limits, store);
     let host = args.host.host()?;
     let mut oci = None;
+    let mut oci_bytes = None;
     let loaded = if verdict::registry::is_oci(&args.verifier) {
         let reference = verdict::registry::OciRef::parse(&args.verifier)?;
         match crate::oci::load(&host, &Default::default(), &reference, &[]) {
             Ok(loaded) => {
                 crate::stdout::note_line(format_args!("note: {}", loaded.describe(&reference)));
                 oci = Some(loaded.to_json(&reference));
+                oci_bytes = Some(loaded.fetched.bytes);
                 Ok(loaded.verifier)
             }
             Err(crate::oci::OciLoadError::Rejected { error, .. }) => Err(error),
@@ -126,6 +133,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         }
     };
 
+    let mut record_id = None;
     let (digest, outcome) = match loaded {
         Ok(verifier) => {
             if args.artifacts.is_none() {
@@ -134,7 +142,20 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
                 ));
             }
             let digest = verifier.digest().to_owned();
-            let outcome = if args.progress {
+            let outcome = if let Some(dir) = &args.record {
+                let bytes = match oci_bytes.take() {
+                    Some(bytes) => bytes,
+                    None => super::read_verifier(&args.verifier)?,
+                };
+                let (outcome, id) =
+                    recorded(&verifier, &tenant, &packet, args.progress, dir, bytes)?;
+                crate::stdout::note_line(format_args!(
+                    "note: recorded as {}",
+                    dir.join(format!("{id}.json")).display()
+                ));
+                record_id = Some(id);
+                outcome
+            } else if args.progress {
                 let o = verifier.progress_key(&tenant, &packet, &CheckContext::new());
                 (o.result.map(VerifierAnswer::Key), o.metrics)
             } else {
@@ -157,6 +178,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
         if let Some(oci) = oci {
             value["oci"] = oci;
         }
+        if let Some(id) = record_id {
+            value["record"] = id.into();
+        }
         crate::outln!("{value}")?;
     } else {
         print_text(&result, &metrics)?;
@@ -165,6 +189,39 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
 }
 
 use verdict_server::report::{CheckAnswer as VerifierAnswer, check_json as render_json};
+
+/// The check, recorded into `dir` (with the component's `bytes`): its
+/// answer, metrics and record id, once the record is written.
+fn recorded(
+    verifier: &verdict::LoadedVerifier,
+    tenant: &Tenant,
+    packet: &CheckPacket,
+    progress: bool,
+    dir: &std::path::Path,
+    bytes: Vec<u8>,
+) -> anyhow::Result<((Result<VerifierAnswer, CheckError>, CallMetrics), String)> {
+    use verdict::records::{RecordDir, Recorder, check_recorded, progress_key_recorded};
+    let recorder = Recorder::open(RecordDir::new(dir))
+        .with_context(|| format!("--record {}", dir.display()))?;
+    recorder.keep_component(bytes.into())?;
+    let ctx = CheckContext::new();
+    let runtime = super::runtime()?;
+    let (outcome, id) = runtime.block_on(async {
+        if progress {
+            let r = progress_key_recorded(verifier, tenant, packet, &ctx, &recorder).await?;
+            let answer = r.report.result.map(VerifierAnswer::Key);
+            Ok::<_, anyhow::Error>(((answer, r.report.metrics), r.id))
+        } else {
+            let r = check_recorded(verifier, tenant, packet, &ctx, &recorder).await?;
+            let answer = r.report.result.map(VerifierAnswer::Verdict);
+            Ok(((answer, r.report.metrics), r.id))
+        }
+    })?;
+    recorder
+        .flush()
+        .with_context(|| format!("--record {}", dir.display()))?;
+    Ok((outcome, id))
+}
 
 fn print_text(
     result: &Result<VerifierAnswer, CheckError>,

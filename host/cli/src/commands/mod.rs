@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod audit;
 pub mod check;
 pub mod compile_child;
 pub mod componentize;
@@ -10,6 +11,7 @@ pub mod inspect;
 pub mod new_verifier;
 pub mod pull;
 pub mod push;
+pub mod replay;
 pub mod run;
 pub mod serve;
 

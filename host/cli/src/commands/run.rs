@@ -24,6 +24,10 @@ pub struct RunArgs {
     /// Print one JSON result on stdout instead of the streamed text.
     #[arg(long)]
     json: bool,
+    /// Record every check into this directory (see `verdict check
+    /// --record`); the result's diagnostics list the record ids.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
     /// The task for the agent.
     prompt: String,
     #[command(flatten)]
@@ -40,7 +44,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
     }
     let file = crate::config::load(&args.config)?;
     let host = args.host.host()?;
-    let session = Session::build(&file, args.tenant.as_deref(), &host)?;
+    let recorder = match &args.record {
+        Some(dir) => Some(std::sync::Arc::new(
+            verdict::records::Recorder::open(verdict::records::RecordDir::new(dir))
+                .with_context(|| format!("--record {}", dir.display()))?,
+        )),
+        None => None,
+    };
+    let session =
+        Session::build_recording(&file, args.tenant.as_deref(), &host, recorder.as_ref())?;
     let runtime = super::runtime()?;
     let stdout_failed = FirstError::default();
     let result = runtime.block_on(async {
@@ -71,6 +83,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
+    if let Some(recorder) = &recorder {
+        // Every record on disk before the result names them.
+        if let Err(e) = recorder.flush() {
+            note_line(format_args!("[verdict] warning: check records: {e}"));
+        }
+    }
     let (kind, exit) = run_report::classify(&result);
     let lost = || format!("outcome: {}, exit {}", run_report::name(kind), exit as u8);
     if let Some(error) = stdout_failed.take() {

@@ -358,7 +358,13 @@ impl Console {
         };
         let digest = |c: &Checkers| c.completion.as_ref().map(|c| c.identity());
         let before = digest(&self.session.checkers);
-        match load_checkers(&self.file, &self.host, Some(&tenant), &self.session.totals) {
+        match load_checkers(
+            &self.file,
+            &self.host,
+            Some(&tenant),
+            &self.session.totals,
+            None,
+        ) {
             Ok(checkers) => {
                 let after = digest(&checkers);
                 self.session.checkers = checkers;
