@@ -190,6 +190,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<Exit> {
 
 use verdict_server::report::{CheckAnswer as VerifierAnswer, check_json as render_json};
 
+/// A check's answer and what it used.
+type Outcome = (Result<VerifierAnswer, CheckError>, CallMetrics);
+
 /// The check, recorded into `dir` (with the component's `bytes`): its
 /// answer, metrics and record id, once the record is written.
 fn recorded(
@@ -199,7 +202,7 @@ fn recorded(
     progress: bool,
     dir: &std::path::Path,
     bytes: Vec<u8>,
-) -> anyhow::Result<((Result<VerifierAnswer, CheckError>, CallMetrics), String)> {
+) -> anyhow::Result<(Outcome, String)> {
     use verdict::records::{RecordDir, Recorder, check_recorded, progress_key_recorded};
     let recorder = Recorder::open(RecordDir::new(dir))
         .with_context(|| format!("--record {}", dir.display()))?;
