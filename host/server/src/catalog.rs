@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
+use verdict_records::Recorder;
 use verdict_sandbox::{DirStore, LoadError, LoadedVerifier, Role, Tenant, VerifierHost};
 
 /// A loaded verifier and where it came from.
@@ -40,6 +41,8 @@ pub struct TenantState {
     pub completion: ArcSwapOption<Slot>,
     /// The progress verifier.
     pub progress: ArcSwapOption<Slot>,
+    /// Where its checks are recorded, when they are.
+    pub recorder: Option<Arc<Recorder>>,
     /// The settings it was built from (for reloads).
     pub settings: TenantSettings,
 }
@@ -130,6 +133,20 @@ pub fn check_role(verifier: &LoadedVerifier, role: Role) -> Result<(), String> {
     }
 }
 
+/// Keeps the component of `spec` in the tenant's record store, so its
+/// records replay without the file.
+fn keep_component(recorder: &Recorder, spec: &VerifierSpec) -> Result<(), String> {
+    let bytes: Arc<[u8]> = match spec {
+        VerifierSpec::File(path) => std::fs::read(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+            .into(),
+        VerifierSpec::Bytes { bytes, .. } => Arc::clone(bytes),
+    };
+    recorder
+        .keep_component(bytes)
+        .map_err(|e| format!("record_dir: {e}"))
+}
+
 fn origin(spec: &VerifierSpec) -> String {
     match spec {
         VerifierSpec::File(path) => path.display().to_string(),
@@ -202,6 +219,13 @@ fn build_tenant(
         max_concurrent: t.max_concurrent_checks,
         completion: ArcSwapOption::empty(),
         progress: ArcSwapOption::empty(),
+        recorder: match &t.record_dir {
+            Some(dir) => Some(
+                crate::recording::recorder_for(dir)
+                    .map_err(|e| fail(format!("record_dir: {e}")))?,
+            ),
+            None => None,
+        },
         settings: t.clone(),
     };
     for (role, spec) in [
@@ -221,6 +245,9 @@ fn build_tenant(
             continue;
         }
         let (verifier, load_time) = load(host, spec, role).map_err(fail)?;
+        if let Some(recorder) = &state.recorder {
+            keep_component(recorder, spec).map_err(fail)?;
+        }
         metrics
             .load_seconds
             .get_or_create(&RoleLabels {

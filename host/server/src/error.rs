@@ -71,6 +71,24 @@ impl ApiError {
         )
     }
 
+    /// 404: the tenant does not record its checks.
+    pub fn not_recording() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_recording",
+            "this tenant does not record its checks (no record_dir)",
+        )
+    }
+
+    /// 404: no record of that id for this tenant.
+    pub fn no_record() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "record_not_found",
+            "no check record of that id for this tenant",
+        )
+    }
+
     /// 404: no such route.
     pub fn no_route() -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", "no such route")

@@ -27,6 +27,8 @@ mod limits;
 #[cfg(feature = "server")]
 mod metrics;
 #[cfg(feature = "server")]
+mod recording;
+#[cfg(feature = "server")]
 mod routes;
 #[cfg(feature = "server")]
 mod settings;

@@ -101,4 +101,8 @@ pub struct TenantSettings {
     pub completion: Option<VerifierSpec>,
     /// The progress verifier.
     pub progress: Option<VerifierSpec>,
+    /// Record every check of this tenant into this directory
+    /// (`verdict-records`); each check's id then answers
+    /// `GET /v1/tenants/{tenant}/checks/{id}`.
+    pub record_dir: Option<PathBuf>,
 }

@@ -338,6 +338,11 @@ pub struct TenantSection {
     /// serve hash-token TOKEN`); other commands ignore it.
     #[serde(default)]
     pub token_hash: Option<String>,
+    /// `verdict serve`: record every check of the tenant into this
+    /// directory (`GET /v1/tenants/NAME/checks/ID` serves them); other
+    /// commands record with `--record`.
+    #[serde(default)]
+    pub record_dir: Option<PathBuf>,
     /// `verdict serve`: the tenant's checks at once (default 64).
     #[serde(default)]
     pub max_concurrent_checks: Option<usize>,

@@ -224,6 +224,7 @@ fn settings(
                 .unwrap_or(verdict::DEFAULT_READY_INSTANCES),
             completion: spec("completion", &t.completion)?,
             progress: spec("progress", &t.progress)?,
+            record_dir: t.record_dir.as_ref().map(|d| file.resolve(d)),
         });
     }
     Ok(Settings { server, tenants })

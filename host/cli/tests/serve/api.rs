@@ -216,12 +216,13 @@ fn the_served_openapi_document_is_the_checked_in_file_and_every_path_is_served()
     assert_eq!(served_doc.text(), file);
     let doc = served_doc.json();
     let paths = doc["paths"].as_object().unwrap();
-    assert_eq!(paths.len(), 9, "{:?}", paths.keys());
+    assert_eq!(paths.len(), 10, "{:?}", paths.keys());
     for (path, ops) in paths {
         for method in ops.as_object().unwrap().keys() {
             let concrete = path
                 .replace("{tenant}", "alpha")
-                .replace("{role}", "completion");
+                .replace("{role}", "completion")
+                .replace("{id}", &"0".repeat(32));
             let r = request(
                 served.addr,
                 &method.to_uppercase(),

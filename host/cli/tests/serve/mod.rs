@@ -7,5 +7,6 @@ mod api;
 mod client;
 mod lifecycle;
 mod oci;
+mod records;
 mod remote;
 mod server;

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 use verdict_policy::{CancelHandle, CheckContext, CheckPacket, MAX_PACKET_BYTES};
+use verdict_records::{check_recorded, progress_key_recorded};
 use verdict_sandbox::Role;
 
 /// `POST /v1/tenants/{tenant}/completion`.
@@ -137,7 +138,8 @@ async fn check(
     })?;
     let _permit = limits::admit(state, &tenant).map_err(|e| (e, known()))?;
 
-    let check_id = state.check_id();
+    // A recorded check is named by its record's id.
+    let mut check_id = state.check_id();
     let digest = slot.verifier.digest().to_owned();
     let span = tracing::info_span!(
         "check",
@@ -159,27 +161,41 @@ async fn check(
         role,
         finished: false,
     };
-    let (result, metrics) = async {
-        match role {
-            Role::Completion => {
-                let r = slot
-                    .verifier
-                    .check_async(&tenant.tenant, &packet, &ctx)
-                    .await;
-                (r.result.map(CheckAnswer::Verdict), r.metrics)
+    let recorder = tenant.recorder.as_deref();
+    let verifier = &slot.verifier;
+    let answered = async {
+        Ok::<_, verdict_records::RecordError>(match (role, recorder) {
+            (Role::Completion, None) => {
+                let r = verifier.check_async(&tenant.tenant, &packet, &ctx).await;
+                (r.result.map(CheckAnswer::Verdict), r.metrics, None)
             }
-            Role::Progress => {
-                let r = slot
-                    .verifier
+            (Role::Progress, None) => {
+                let r = verifier
                     .progress_key_async(&tenant.tenant, &packet, &ctx)
                     .await;
-                (r.result.map(CheckAnswer::Key), r.metrics)
+                (r.result.map(CheckAnswer::Key), r.metrics, None)
             }
-        }
+            (Role::Completion, Some(recorder)) => {
+                let r = check_recorded(verifier, &tenant.tenant, &packet, &ctx, recorder).await?;
+                let answer = r.report.result.map(CheckAnswer::Verdict);
+                (answer, r.report.metrics, Some(r.id))
+            }
+            (Role::Progress, Some(recorder)) => {
+                let r = progress_key_recorded(verifier, &tenant.tenant, &packet, &ctx, recorder)
+                    .await?;
+                let answer = r.report.result.map(CheckAnswer::Key);
+                (answer, r.report.metrics, Some(r.id))
+            }
+        })
     }
     .instrument(span.clone())
     .await;
+    let (result, metrics, record) =
+        answered.map_err(|e| (ApiError::internal(format!("check record: {e}")), known()))?;
     abandoned.finished = true;
+    if let Some(id) = record {
+        check_id = id;
+    }
 
     let status = report::status(&result);
     span.record("status", status);

@@ -7,6 +7,7 @@ mod check;
 mod guard;
 mod health;
 mod openapi;
+mod records;
 mod verifiers;
 
 pub(crate) use openapi::OPENAPI;
@@ -30,10 +31,11 @@ const PROGRESS: &str = "/v1/tenants/{tenant}/progress";
 const VERIFIERS: &str = "/v1/tenants/{tenant}/verifiers";
 const VERIFIER: &str = "/v1/tenants/{tenant}/verifiers/{role}";
 const RELOAD: &str = "/v1/admin/reload";
+const CHECK_RECORD: &str = "/v1/tenants/{tenant}/checks/{id}";
 
 /// Every (method, path) the router serves (the OpenAPI document must name
 /// each: see the test below).
-pub const ROUTES: [(&str, &str); 9] = [
+pub const ROUTES: [(&str, &str); 10] = [
     ("get", HEALTHZ),
     ("get", READYZ),
     ("get", METRICS),
@@ -43,6 +45,7 @@ pub const ROUTES: [(&str, &str); 9] = [
     ("get", VERIFIERS),
     ("put", VERIFIER),
     ("post", RELOAD),
+    ("get", CHECK_RECORD),
 ];
 
 /// Every route with its middleware.
@@ -57,6 +60,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(VERIFIERS, get(verifiers::list))
         .route(VERIFIER, put(verifiers::upload))
         .route(RELOAD, post(admin::reload))
+        .route(CHECK_RECORD, get(records::get))
         .fallback(|| async { ApiError::no_route() })
         .method_not_allowed_fallback(|| async {
             ApiError {

@@ -86,6 +86,8 @@ async fn put(
     let role = parse_role(role).ok_or_else(|| ApiError::no_role(role))?;
     let limit = usize::try_from(state.host.load_limits().max_component_bytes).unwrap_or(usize::MAX);
     let bytes = body::read(headers, body, limit).await?;
+    // Kept in the tenant's record store when it records.
+    let kept: Option<Arc<[u8]>> = tenant.recorder.as_ref().map(|_| Arc::from(&bytes[..]));
     // One upload or reload at a time: a reload never drops an upload.
     let _serial = state.reload_lock.lock().await;
     let host = state.host.clone();
@@ -99,6 +101,11 @@ async fn put(
     .map_err(|e| ApiError::internal(format!("the compile task failed: {e}")))?
     .map_err(ApiError::rejected)?;
     let digest = loaded.digest().to_owned();
+    if let (Some(recorder), Some(kept)) = (&tenant.recorder, kept) {
+        recorder
+            .keep_component(kept)
+            .map_err(|e| ApiError::internal(format!("record store: {e}")))?;
+    }
     let slot = Slot {
         verifier: loaded,
         origin: "upload".to_owned(),

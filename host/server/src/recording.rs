@@ -1,0 +1,33 @@
+//! The recorders of the tenants that record their checks: one per record
+//! directory in the process, shared by every tenant (and every catalog,
+//! across reloads) that names it, so one writer appends to each audit log.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use verdict_records::{RecordDir, RecordError, Recorder};
+
+fn recorders() -> &'static Mutex<HashMap<PathBuf, Weak<Recorder>>> {
+    static RECORDERS: OnceLock<Mutex<HashMap<PathBuf, Weak<Recorder>>>> = OnceLock::new();
+    RECORDERS.get_or_init(Mutex::default)
+}
+
+/// The recorder writing into `dir` (created when missing).
+pub fn recorder_for(dir: &Path) -> Result<Arc<Recorder>, RecordError> {
+    std::fs::create_dir_all(dir).map_err(|e| RecordError::Io {
+        path: dir.to_owned(),
+        source: e,
+    })?;
+    let key = dir.canonicalize().map_err(|e| RecordError::Io {
+        path: dir.to_owned(),
+        source: e,
+    })?;
+    let mut map = recorders().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(recorder) = map.get(&key).and_then(Weak::upgrade) {
+        return Ok(recorder);
+    }
+    let recorder = Arc::new(Recorder::open(RecordDir::new(&key))?);
+    map.retain(|_, weak| weak.strong_count() > 0);
+    map.insert(key, Arc::downgrade(&recorder));
+    Ok(recorder)
+}
