@@ -30,7 +30,8 @@
 //! `a-pooled` is (a) with the pooling allocator only; `ready` the rows with
 //! and without ready instances, their throughput and memory (`sandbox/ready.rs`,
 //! Python and JavaScript too with `VERDICT_POLYGLOT_DIR`); `poly` the table
-//! per language).
+//! per language; `record` the cost of recording a check,
+//! `sandbox/record.rs`).
 //!
 //! Loading bounds (compile bombs, worst admitted loads) have their own
 //! benchmark: `cargo bench -p verdict-tests --bench load_bounds`.
@@ -47,6 +48,8 @@ use verdict_test_support::{guests, lean_guests, max_packet, read_packet};
 
 #[path = "sandbox/ready.rs"]
 mod ready;
+#[path = "sandbox/record.rs"]
+mod record;
 
 const CHILD_ENV: &str = "VERDICT_BENCH_CHILD";
 const ONLY_ENV: &str = "VERDICT_BENCH_ONLY";
@@ -314,6 +317,11 @@ fn main() {
                 }
             }
         }
+    }
+
+    // (rec) the cost of recording a check (issue 34).
+    if runs("a") || runs("record") {
+        rows.extend(record::record_rows(&wasm, &small, &large));
     }
 
     // (a) with and without ready instances, alternated (issue 37).
