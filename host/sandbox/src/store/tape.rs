@@ -146,6 +146,28 @@ pub(crate) fn seeded_random(seed: &[u8; SEED_BYTES]) -> (ChaCha20Rng, ChaCha8Rng
     (secure, insecure, insecure_seed)
 }
 
+/// Where a taped call's trace arrives once its store is done.
+pub(crate) type TraceSink = Arc<Mutex<Option<CallTrace>>>;
+
+/// A taped call's trace, to be collected after the call.
+pub(crate) struct Taped {
+    pub(crate) sink: TraceSink,
+    pub(crate) seed: [u8; SEED_BYTES],
+    pub(crate) wall_clock_ms: u64,
+}
+
+impl Taped {
+    /// The trace the call left; an incomplete one (seed and wall clock
+    /// only) when its caller returned before the guest stopped.
+    pub(crate) fn collect(self) -> CallTrace {
+        let left = self.sink.lock().unwrap_or_else(|p| p.into_inner()).take();
+        left.unwrap_or_else(|| CallTrace {
+            complete: false,
+            ..CallTrace::new(self.seed, self.wall_clock_ms)
+        })
+    }
+}
+
 /// The tape in a call's store.
 #[derive(Debug)]
 pub(crate) struct TapeState {

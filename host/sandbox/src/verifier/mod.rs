@@ -58,7 +58,8 @@ use crate::verifier::call::{Call, CallReport, CallRun, failed};
 use ready::ReadyPools;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
-use taped::{Tape, Taped};
+use crate::store::tape::Taped;
+use taped::Tape;
 use verdict_policy::{CheckContext, CheckPacket, Verdict};
 use wasmtime::component::{
     Component, ComponentExportIndex, ComponentNamedList, InstancePre, Lift, Lower,

@@ -9,11 +9,10 @@
 //! store, under its own tape.
 
 use crate::error::CheckError;
-use crate::store::tape::CallTrace;
+use crate::store::tape::{CallTrace, Taped};
 use crate::tenant::Tenant;
 use crate::verifier::LoadedVerifier;
 use crate::verifier::call::{CallReport, failed};
-use std::sync::{Arc, Mutex};
 use verdict_policy::{CheckContext, CheckPacket, Verdict};
 
 /// What a call does with what it sees from outside the guest.
@@ -33,28 +32,6 @@ pub struct TapedReport<T> {
     pub report: CallReport<T>,
     /// What the guest saw (on replay: what the replay gave it).
     pub trace: CallTrace,
-}
-
-/// Where a taped call's trace arrives once its store is done.
-pub(crate) type TraceSink = Arc<Mutex<Option<CallTrace>>>;
-
-/// A taped call's trace, to be collected after the call.
-pub(crate) struct Taped {
-    pub(crate) sink: TraceSink,
-    pub(crate) seed: [u8; crate::store::tape::SEED_BYTES],
-    pub(crate) wall_clock_ms: u64,
-}
-
-impl Taped {
-    /// The trace the call left; an incomplete one (seed and wall clock
-    /// only) when its caller returned before the guest stopped.
-    fn collect(self) -> CallTrace {
-        let left = self.sink.lock().unwrap_or_else(|p| p.into_inner()).take();
-        left.unwrap_or_else(|| CallTrace {
-            complete: false,
-            ..CallTrace::new(self.seed, self.wall_clock_ms)
-        })
-    }
 }
 
 /// The trace of a call refused before it began: nothing seen.
