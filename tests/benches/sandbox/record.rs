@@ -25,6 +25,19 @@ pub(crate) fn record_rows(
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
+    // One recorded check (its record handed to the writer).
+    let recorded = |packet: &CheckPacket| {
+        let r = rt
+            .block_on(check_recorded(
+                &verifier,
+                &tenant,
+                packet,
+                &CheckContext::new(),
+                &recorder,
+            ))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.report.result.is_ok_and(|v| v.complete));
+    };
     let mut rows = Vec::new();
     for (name, packet) in [("small", small), ("max", large)] {
         let timed = |f: &mut dyn FnMut()| {
@@ -51,20 +64,7 @@ pub(crate) fn record_rows(
                     assert!(r.report.result.is_ok_and(|v| v.complete));
                 })
             }),
-            Box::new(|| {
-                timed(&mut || {
-                    let r = rt
-                        .block_on(check_recorded(
-                            &verifier,
-                            &tenant,
-                            packet,
-                            &CheckContext::new(),
-                            &recorder,
-                        ))
-                        .unwrap_or_else(|e| panic!("{e}"));
-                    assert!(r.report.result.is_ok_and(|v| v.complete));
-                })
-            }),
+            Box::new(|| timed(&mut || recorded(packet))),
         ];
         let stats = measure_alternately(3000, &mut calls);
         drop(calls);
@@ -79,16 +79,7 @@ pub(crate) fn record_rows(
         // Apart: its sleep until the disk is done would slow the next call.
         let mut flushed: [Box<dyn FnMut() -> Duration>; 1] = [Box::new(|| {
             timed(&mut || {
-                let r = rt
-                    .block_on(check_recorded(
-                        &verifier,
-                        &tenant,
-                        packet,
-                        &CheckContext::new(),
-                        &recorder,
-                    ))
-                    .unwrap_or_else(|e| panic!("{e}"));
-                assert!(r.report.result.is_ok_and(|v| v.complete));
+                recorded(packet);
                 recorder.flush().unwrap_or_else(|e| panic!("{e}"));
             })
         })];

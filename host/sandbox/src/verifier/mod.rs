@@ -53,12 +53,12 @@ use crate::load::shared::Shared;
 use crate::store::clock::CallClock;
 use crate::store::state::{CallArm, StoreState};
 use crate::store::tape::TapeState;
+use crate::store::tape::Taped;
 use crate::tenant::Tenant;
 use crate::verifier::call::{Call, CallReport, CallRun, failed};
 use ready::ReadyPools;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
-use crate::store::tape::Taped;
 use taped::Tape;
 use verdict_policy::{CheckContext, CheckPacket, Verdict};
 use wasmtime::component::{
