@@ -11,9 +11,10 @@
 
 use crate::cas::sha256_hex;
 use crate::error::RecordError;
+use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// The `prev` of the first line.
@@ -56,61 +57,88 @@ impl AuditLine {
     }
 }
 
-/// An audit log open for appending.
+/// An audit log open for appending. Appends take an exclusive lock on the
+/// file and continue from its last line, so several processes recording
+/// into one directory extend one chain.
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
-    file: File,
-    next_seq: u64,
-    head: String,
 }
 
+/// Most bytes read back from the end of the log to find its last line.
+const TAIL_BYTES: u64 = 64 * 1024;
+
 impl AuditLog {
-    /// Opens (or creates) the log at `path`, verifying the chain so far to
-    /// continue it.
+    /// Opens (or creates) the log at `path`, verifying the chain so far.
     pub fn open(path: &Path) -> Result<Self, RecordError> {
-        let (next_seq, head) = if path.exists() {
-            let head = verify(path)?;
-            (head.lines, head.hash)
-        } else {
-            (0, GENESIS.to_owned())
-        };
+        if path.exists() {
+            verify(path)?;
+        }
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| RecordError::io(dir, e))?;
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| RecordError::io(path, e))?;
         Ok(Self {
             path: path.to_owned(),
-            file,
-            next_seq,
-            head,
         })
     }
 
     /// Appends a line for a record; fills in `seq`, `prev` and `hash`.
-    pub fn append(&mut self, mut line: AuditLine) -> Result<(), RecordError> {
-        line.seq = self.next_seq;
-        line.prev = self.head.clone();
-        line.hash = line.compute_hash();
-        let mut bytes = serde_json::to_vec(&line).unwrap_or_default();
-        bytes.push(b'\n');
-        self.file
-            .write_all(&bytes)
-            .map_err(|e| RecordError::io(&self.path, e))?;
-        self.next_seq += 1;
-        self.head = line.hash;
-        Ok(())
+    pub fn append(&mut self, line: AuditLine) -> Result<(), RecordError> {
+        self.append_all(vec![line])
     }
 
-    /// Makes what was appended durable.
-    pub fn sync(&mut self) -> Result<(), RecordError> {
-        self.file
-            .sync_data()
-            .map_err(|e| RecordError::io(&self.path, e))
+    /// Appends lines in order under one lock, then makes them durable.
+    pub fn append_all(&mut self, lines: Vec<AuditLine>) -> Result<(), RecordError> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let io = |e| RecordError::io(&self.path, e);
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(io)?;
+        let mut file = Flock::lock(file, FlockArg::LockExclusive)
+            .map_err(|(_, errno)| io(std::io::Error::from(errno)))?;
+        let (mut seq, mut head) = self.tail(&mut file)?;
+        let mut bytes = Vec::new();
+        for mut line in lines {
+            line.seq = seq;
+            line.prev = head;
+            line.hash = line.compute_hash();
+            bytes.extend_from_slice(&serde_json::to_vec(&line).unwrap_or_default());
+            bytes.push(b'\n');
+            seq += 1;
+            head = line.hash;
+        }
+        file.write_all(&bytes).map_err(io)?;
+        file.sync_data().map_err(io)
+    }
+
+    /// The next sequence number and the last line's hash, from the end of
+    /// the file.
+    fn tail(&self, file: &mut File) -> Result<(u64, String), RecordError> {
+        let io = |e| RecordError::io(&self.path, e);
+        let len = file.metadata().map_err(io)?.len();
+        if len == 0 {
+            return Ok((0, GENESIS.to_owned()));
+        }
+        let from = len.saturating_sub(TAIL_BYTES);
+        file.seek(SeekFrom::Start(from)).map_err(io)?;
+        let mut tail = Vec::new();
+        file.take(TAIL_BYTES).read_to_end(&mut tail).map_err(io)?;
+        let text = String::from_utf8_lossy(&tail);
+        let last = text
+            .trim_end_matches('\n')
+            .rsplit('\n')
+            .next()
+            .unwrap_or("");
+        let line: AuditLine = serde_json::from_str(last).map_err(|e| RecordError::Tampered {
+            what: format!("{} (its last line)", self.path.display()),
+            detail: format!("not an audit line: {e}"),
+        })?;
+        Ok((line.seq + 1, line.hash))
     }
 }
 
@@ -207,6 +235,26 @@ mod tests {
         let mut log = AuditLog::open(&path).unwrap();
         log.append(line("r3")).unwrap();
         assert_eq!(verify(&path).unwrap().lines, 4);
+    }
+
+    #[test]
+    fn two_writers_extend_one_chain() {
+        let (_dir, path) = log_of(1);
+        let writers: Vec<_> = ["a", "b"]
+            .into_iter()
+            .map(|name| {
+                let mut log = AuditLog::open(&path).unwrap();
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        log.append(line(&format!("{name}{i}"))).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        assert_eq!(verify(&path).unwrap().lines, 101);
     }
 
     #[test]
