@@ -12,6 +12,9 @@ pub mod pull;
 pub mod push;
 pub mod run;
 pub mod serve;
+pub mod status;
+pub mod submit;
+pub mod worker;
 
 use anyhow::Context;
 use std::path::PathBuf;

@@ -11,6 +11,7 @@
 mod error;
 pub mod locate;
 mod sections;
+mod restate;
 mod serve;
 
 pub use error::ConfigError;
@@ -18,6 +19,7 @@ pub use sections::{
     AgentSection, ConnectorSection, LimitsSection, RemoteSection, TenantSection, ToolName,
     ToolsSection, VerifierRef,
 };
+pub use restate::{DEFAULT_INGRESS, RestateSettings, load_restate};
 pub use serve::load_serve;
 
 use locate::Seg;
@@ -52,6 +54,10 @@ pub struct Config {
     /// [`load_serve`]; other commands ignore it).
     #[serde(default, rename = "server")]
     _server: Option<serde::de::IgnoredAny>,
+    /// Where Restate and the worker are (`RestateSection`, read by
+    /// [`load_restate`]; other commands ignore it).
+    #[serde(default, rename = "restate")]
+    _restate: Option<serde::de::IgnoredAny>,
 }
 
 /// Where a verifier comes from.
