@@ -34,10 +34,7 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Exit> {
             (settings.ingress, settings.admin)
         }
         (None, Some(url)) => (url.clone(), String::new()),
-        (None, None) => (
-            crate::config::DEFAULT_INGRESS.to_owned(),
-            String::new(),
-        ),
+        (None, None) => (crate::config::DEFAULT_INGRESS.to_owned(), String::new()),
     };
     let client = RestateClient::new(&ingress, &admin)?;
     let runtime = super::runtime()?;
@@ -45,7 +42,9 @@ pub fn run(args: StatusArgs) -> anyhow::Result<Exit> {
         .block_on(client.status(&execution))
         .context("cannot read the execution's record")?;
     let Some(record) = record else {
-        note_line(format_args!("error: no execution {execution} (not started yet, or unknown)"));
+        note_line(format_args!(
+            "error: no execution {execution} (not started yet, or unknown)"
+        ));
         return Ok(Exit::InvalidInput);
     };
     let lost = || format!("status of {execution}");

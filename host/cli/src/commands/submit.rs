@@ -122,7 +122,11 @@ pub(crate) fn summary(record: &ExecutionRecord) -> Vec<String> {
             lines.push(match &d.last_verdict {
                 Some(v) => format!(
                     "verdict: {}{}",
-                    if v.complete { "complete" } else { "not complete" },
+                    if v.complete {
+                        "complete"
+                    } else {
+                        "not complete"
+                    },
                     v.reason
                         .as_deref()
                         .map(|r| format!(" - {r}"))

@@ -10,16 +10,16 @@
 
 mod error;
 pub mod locate;
-mod sections;
 mod restate;
+mod sections;
 mod serve;
 
 pub use error::ConfigError;
+pub use restate::{DEFAULT_INGRESS, RestateSettings, load_restate};
 pub use sections::{
     AgentSection, ConnectorSection, LimitsSection, RemoteSection, TenantSection, ToolName,
     ToolsSection, VerifierRef,
 };
-pub use restate::{DEFAULT_INGRESS, RestateSettings, load_restate};
 pub use serve::load_serve;
 
 use locate::Seg;
