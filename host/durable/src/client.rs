@@ -143,6 +143,27 @@ impl RestateClient {
             .map(drop)
     }
 
+    /// Runs `execution` with `prompt` and waits for its record in the same
+    /// request (bounded by the client's request timeout: for short
+    /// executions; [`RestateClient::submit`] and [`RestateClient::wait`]
+    /// otherwise).
+    pub async fn execute(
+        &self,
+        execution: &ExecutionRef,
+        prompt: &str,
+    ) -> Result<ExecutionRecord, DurableError> {
+        let body = submission(execution, prompt);
+        let url = format!(
+            "{}/{SERVICE}/{}/execute",
+            self.ingress, execution.conversation
+        );
+        let text = self.post(url.clone(), body).await?;
+        serde_json::from_str(&text).map_err(|e| DurableError::Unexpected {
+            url,
+            detail: e.to_string(),
+        })
+    }
+
     /// Starts `execution` with `prompt` (queued behind a running execution
     /// of the same conversation); returns Restate's invocation id.
     pub async fn submit(
