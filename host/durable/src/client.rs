@@ -231,3 +231,26 @@ fn submission(execution: &ExecutionRef, prompt: &str) -> String {
     })
     .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_execution_ref_reads_back_as_it_is_shown() {
+        let execution = ExecutionRef::new("conv-1").unwrap();
+        assert!(execution.execution.starts_with("ex-"));
+        let shown = execution.to_string();
+        assert_eq!(shown.parse::<ExecutionRef>().unwrap(), execution);
+    }
+
+    #[test]
+    fn ids_outside_the_alphabet_are_refused() {
+        for text in ["conv", "/ex", "conv/", "a b/ex", "conv/ex/more", "c/ex:1"] {
+            assert!(text.parse::<ExecutionRef>().is_err(), "{text}");
+        }
+        assert!(ExecutionRef::new("a/b").is_err());
+        assert!(ExecutionRef::new(&"x".repeat(129)).is_err());
+        assert!(ExecutionRef::new(&"x".repeat(128)).is_ok());
+    }
+}

@@ -140,6 +140,12 @@ impl ProgressChecker for JournaledProgress {
     }
 }
 
+/// How long before the check's deadline the handler stops waiting: the
+/// loop takes an answer given at or after the deadline for a timeout, so a
+/// journaled verdict must leave it time to see the answer in time (or a
+/// replay, answered at once, would decide otherwise).
+const CHECK_MARGIN: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A check bounded by its context's deadline: the handler performs it
 /// while the loop waits, so the loop's own timer cannot cut it short, and
 /// a timeout must be an answer the journal keeps.
@@ -148,9 +154,15 @@ async fn within_deadline<T>(
     call: CheckFuture<'_, T>,
 ) -> Result<T, verdict_policy::CheckerError> {
     match ctx.deadline() {
-        Some(deadline) => tokio::time::timeout_at(deadline.into(), call)
-            .await
-            .unwrap_or(Err(verdict_policy::CheckerError::Timeout)),
+        Some(deadline) => tokio::time::timeout_at(
+            deadline
+                .checked_sub(CHECK_MARGIN)
+                .unwrap_or(deadline)
+                .into(),
+            call,
+        )
+        .await
+        .unwrap_or(Err(verdict_policy::CheckerError::Timeout)),
         None => call.await,
     }
 }

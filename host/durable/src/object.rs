@@ -77,7 +77,14 @@ impl ConversationObject {
                     result = &mut run => break result,
                     Some(step) = steps.recv() => {
                         let model = step.is_model();
-                        perform(&ctx, &execution_id, &mut tally, step).await?;
+                        if let Err(error) = perform(&ctx, &execution_id, &mut tally, step).await {
+                            // Cancelled through Restate, or a journal that
+                            // does not match: the record says so.
+                            record.state = ExecutionState::Failed;
+                            record.error = Some(error.to_string());
+                            ctx.set(&key, Json(record.clone()));
+                            return Err(error.into());
+                        }
                         if !model {
                             // What `status` shows while the execution runs.
                             fill(&mut record, &tally, snapshot(&agent, &execution_id));

@@ -218,8 +218,11 @@ async fn tool(
                 ),
                 Ok(Ok(Ok(ToolReturn::Ready(value)))) => ToolAnswer::Value(value),
                 Ok(Ok(Ok(ToolReturn::Unknown(error)))) => ToolAnswer::Unknown(error),
-                Ok(Ok(Ok(_))) => ToolAnswer::Failed(
-                    "async and suspending tools are not supported in a durable execution"
+                // Work that goes on (or suspends) outside the journal: it
+                // may take effect, and its result can never be journaled.
+                Ok(Ok(Ok(_))) => ToolAnswer::Unknown(
+                    "async and suspending tools are not supported in a durable execution; \
+                     the call started and its outcome is unknown"
                         .to_owned(),
                 ),
                 Ok(Ok(Err(error))) => ToolAnswer::Failed(error.message),
