@@ -196,6 +196,7 @@ async fn tool(
     let started_before = !fresh.load(Ordering::SeqCst);
     let repeatable = step.effect == Effect::Read || step.idempotent;
     let ToolStep {
+        effect,
         deadline,
         arguments,
         ctx: mut tool_ctx,
@@ -210,9 +211,14 @@ async fn tool(
             }
             let call = AssertUnwindSafe(run.run(arguments, tool_ctx)).catch_unwind();
             let answer = match tokio::time::timeout(deadline, call).await {
-                Err(_elapsed) => {
+                // As in-process: a read that timed out failed; a write
+                // (or unknown effect) that timed out may have taken effect.
+                Err(_elapsed) if effect == Effect::Read => {
                     ToolAnswer::Failed(format!("exceeded its deadline of {deadline:?}"))
                 }
+                Err(_elapsed) => ToolAnswer::Unknown(format!(
+                    "exceeded its deadline of {deadline:?}; whether it took effect is unknown"
+                )),
                 Ok(Err(_panic)) => ToolAnswer::Unknown(
                     "the tool panicked; whether it took effect is unknown".to_owned(),
                 ),
