@@ -99,7 +99,7 @@ fn a_worker_runs_submitted_executions_and_status_reads_their_records() {
     let out = support::stdout(&status);
     assert!(
         out.starts_with(&format!(
-            "execution: {id}\nstate: finished\nphase: complete\n"
+            "execution: {id}\nstate: finished\ntenant: acme\nphase: complete\n"
         )),
         "{out}"
     );
@@ -120,4 +120,60 @@ fn a_worker_runs_submitted_executions_and_status_reads_their_records() {
         err.contains("[verdict] registered http://127.0.0.1:"),
         "{err}"
     );
+}
+
+#[test]
+fn a_worker_serves_every_tenant_and_a_conversation_stays_with_its_own() {
+    let Some(restate) = Restate::start() else {
+        return;
+    };
+    let fake = Fake::start(Script::new(story()));
+    let setup = Setup::new();
+    std::fs::create_dir(setup.path("globex")).unwrap();
+    let config = base_config(&fake.base_url(), 6)
+        + &verified(2)
+        + "\n[tenants.globex]\nartifact_root = \"globex\"\ncompletion = \"builtin:artifact-ready\"\n"
+        + &restate.section(free_port());
+    let path = setup.write("verdict.toml", &config);
+    let path = path.to_str().unwrap();
+    let cache = setup.path("cache");
+    let _worker = Running::spawn(support::command(&["worker", "--config", path], &cache));
+    support::wait_until("the worker registered", || {
+        restate.get(&format!("/services/{}", verdict::durable::SERVICE))
+    });
+    let submit = |extra: &[&str]| {
+        let mut args = vec![
+            "submit",
+            "--config",
+            path,
+            "--conversation",
+            "conv-t",
+            "--wait",
+        ];
+        args.extend_from_slice(extra);
+        args.push("Verify A42 and write the report.");
+        support::verdict(&args, &cache)
+    };
+
+    // Two tenants: a conversation's first execution must name one.
+    let unnamed = submit(&[]);
+    assert_eq!(unnamed.status.code(), Some(6));
+    assert!(
+        support::stderr(&unnamed).contains("serves 2 tenants: name one"),
+        "{}",
+        support::stderr(&unnamed)
+    );
+    let acme = submit(&["--tenant", "acme"]);
+    assert_eq!(acme.status.code(), Some(0), "{}", support::stderr(&acme));
+    assert!(support::stderr(&acme).contains("[verdict] tenant: acme"));
+    // The conversation is acme's now.
+    let globex = submit(&["--tenant", "globex"]);
+    assert_eq!(globex.status.code(), Some(6));
+    assert!(
+        support::stderr(&globex)
+            .contains(r#"conversation conv-t belongs to tenant "acme", not "globex""#),
+        "{}",
+        support::stderr(&globex)
+    );
+    assert_eq!(fake.requests(), 4);
 }

@@ -231,7 +231,7 @@ async fn main() {
         let execution = ExecutionRef::new(&format!("seq-{i}")).unwrap();
         let start = Instant::now();
         let record = client
-            .execute(&execution, &format!("[seq-{i}] verify A42"))
+            .execute(&execution, &format!("[seq-{i}] verify A42"), None)
             .await
             .unwrap();
         durable.push(start.elapsed());
@@ -250,7 +250,7 @@ async fn main() {
             let execution = ExecutionRef::new(&format!("conc-{i}")).unwrap();
             let begun = Instant::now();
             let record = client
-                .execute(&execution, &format!("[conc-{i}] verify A42"))
+                .execute(&execution, &format!("[conc-{i}] verify A42"), None)
                 .await
                 .unwrap();
             assert_eq!(

@@ -62,7 +62,7 @@ impl ExecutionRef {
             .unwrap_or_default();
         Ok(Self {
             conversation: conversation.to_owned(),
-            execution: format!("ex-{millis:x}-{:08x}", fastrand::u32(..)),
+            execution: format!("ex-{millis:x}-{:016x}", fastrand::u64(..)),
         })
     }
 }
@@ -143,16 +143,17 @@ impl RestateClient {
             .map(drop)
     }
 
-    /// Runs `execution` with `prompt` and waits for its record in the same
-    /// request (bounded by the client's request timeout: for short
-    /// executions; [`RestateClient::submit`] and [`RestateClient::wait`]
-    /// otherwise).
+    /// Runs `execution` with `prompt` (for `tenant`, or the default) and
+    /// waits for its record in the same request (bounded by the client's
+    /// request timeout: for short executions; [`RestateClient::submit`] and
+    /// [`RestateClient::wait`] otherwise).
     pub async fn execute(
         &self,
         execution: &ExecutionRef,
         prompt: &str,
+        tenant: Option<&str>,
     ) -> Result<ExecutionRecord, DurableError> {
-        let body = submission(execution, prompt);
+        let body = submission(execution, prompt, tenant);
         let url = format!(
             "{}/{SERVICE}/{}/execute",
             self.ingress, execution.conversation
@@ -164,14 +165,16 @@ impl RestateClient {
         })
     }
 
-    /// Starts `execution` with `prompt` (queued behind a running execution
-    /// of the same conversation); returns Restate's invocation id.
+    /// Starts `execution` with `prompt` (for `tenant`, or the default;
+    /// queued behind a running execution of the same conversation);
+    /// returns Restate's invocation id.
     pub async fn submit(
         &self,
         execution: &ExecutionRef,
         prompt: &str,
+        tenant: Option<&str>,
     ) -> Result<String, DurableError> {
-        let body = submission(execution, prompt);
+        let body = submission(execution, prompt, tenant);
         let url = format!(
             "{}/{SERVICE}/{}/execute/send",
             self.ingress, execution.conversation
@@ -224,10 +227,11 @@ impl RestateClient {
     }
 }
 
-fn submission(execution: &ExecutionRef, prompt: &str) -> String {
+fn submission(execution: &ExecutionRef, prompt: &str, tenant: Option<&str>) -> String {
     serde_json::to_string(&Submission {
         execution_id: execution.execution.clone(),
         prompt: prompt.to_owned(),
+        tenant: tenant.map(str::to_owned),
     })
     .unwrap_or_default()
 }

@@ -50,6 +50,7 @@ mod journal;
 mod object;
 mod pump;
 mod record;
+mod tenants;
 mod worker;
 
 pub use blueprint::Blueprint;
@@ -57,4 +58,5 @@ pub use client::{ExecutionRef, RestateClient};
 pub use error::DurableError;
 pub use object::{ConversationObject, SERVICE};
 pub use record::{ExecutionRecord, ExecutionState, Submission, UncertainCall};
+pub use tenants::Tenants;
 pub use worker::{Worker, endpoint};

@@ -10,26 +10,28 @@ use verdict_agent::{Agent, RunOptions};
 use verdict_policy::{FEEDBACK_LABEL, LoopDiagnostics};
 use verdict_providers::Message;
 
-use crate::blueprint::Blueprint;
 use crate::journal::Journal;
 use crate::pump::{Tally, perform};
 use crate::record::{
-    CONVERSATION_KEY, ExecutionRecord, ExecutionState, Submission, check_id, execution_key,
+    CONVERSATION_KEY, ExecutionRecord, ExecutionState, Submission, TENANT_KEY, check_id,
+    execution_key,
 };
+use crate::tenants::Tenants;
 
 /// The Restate service name of the conversation object.
 pub const SERVICE: &str = "Conversation";
 
 /// Serves agent executions: one virtual object per conversation.
 pub struct ConversationObject {
-    blueprint: Arc<Blueprint>,
+    tenants: Arc<Tenants>,
 }
 
 impl ConversationObject {
-    /// The object running `blueprint`'s agent.
-    pub fn new(blueprint: Blueprint) -> Self {
+    /// The object running the agents of `tenants` (a [`crate::Blueprint`]
+    /// for one agent without a tenant name).
+    pub fn new(tenants: impl Into<Tenants>) -> Self {
         Self {
-            blueprint: Arc::new(blueprint),
+            tenants: Arc::new(tenants.into()),
         }
     }
 }
@@ -55,11 +57,37 @@ impl ConversationObject {
         }
         let execution_id = format!("{conversation}/{}", submission.execution_id);
         let mut record = ExecutionRecord::start(&execution_id, &conversation);
+        // The tenant: the one named, else the only one; a conversation
+        // stays with the tenant of its first execution.
+        let pinned = ctx.get::<String>(TENANT_KEY).await?;
+        let picked = self
+            .tenants
+            .pick(submission.tenant.as_deref().or(pinned.as_deref()))
+            .and_then(|(tenant, blueprint)| match (&pinned, &tenant) {
+                (Some(pinned), Some(tenant)) if pinned != tenant => Err(format!(
+                    "conversation {conversation} belongs to tenant {pinned:?}, not {tenant:?}"
+                )),
+                _ => Ok((tenant, blueprint)),
+            });
+        let (tenant, blueprint) = match picked {
+            Ok(picked) => picked,
+            Err(refusal) => {
+                record.state = ExecutionState::Failed;
+                record.error = Some(refusal);
+                ctx.set(&key, Json(record.clone()));
+                return Ok(Json(record));
+            }
+        };
+        if pinned.is_none()
+            && let Some(tenant) = &tenant
+        {
+            ctx.set(TENANT_KEY, tenant.clone());
+        }
+        record.tenant.clone_from(&tenant);
         ctx.set(&key, Json(record.clone()));
 
         let (journal, mut steps) = Journal::channel();
-        let agent = self
-            .blueprint
+        let agent = blueprint
             .build(&journal)
             .map_err(|e| TerminalError::new(e.to_string()))?;
         if let Some(saved) = ctx.get::<String>(CONVERSATION_KEY).await? {

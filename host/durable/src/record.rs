@@ -9,6 +9,9 @@ use crate::error::DurableError;
 /// The state key of the conversation (the agent's saved messages).
 pub(crate) const CONVERSATION_KEY: &str = "conversation";
 
+/// The state key of the conversation's tenant (set by its first execution).
+pub(crate) const TENANT_KEY: &str = "tenant";
+
 /// The state key of an execution's record.
 pub(crate) fn execution_key(execution_id: &str) -> String {
     format!("execution:{execution_id}")
@@ -38,6 +41,10 @@ pub struct Submission {
     pub execution_id: String,
     /// The user input.
     pub prompt: String,
+    /// The tenant whose verifiers decide completion (default: the
+    /// conversation's, else the worker's only one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 /// Where an execution is, as `verdict status` shows it.
@@ -76,6 +83,9 @@ pub struct ExecutionRecord {
     pub execution_id: String,
     /// The conversation (the virtual object's key).
     pub conversation: String,
+    /// The tenant whose verifiers decided, when the worker names tenants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
     /// Running, finished or failed.
     pub state: ExecutionState,
     /// The policy's diagnostics (phase, reason, recovery, verdict), when
@@ -112,6 +122,7 @@ impl ExecutionRecord {
         Self {
             execution_id: execution_id.to_owned(),
             conversation: conversation.to_owned(),
+            tenant: None,
             state: ExecutionState::Running,
             diagnostics: None,
             output: String::new(),

@@ -1,5 +1,5 @@
 //! The worker: the Restate endpoint (HTTP/2) serving the conversation
-//! object for one blueprint.
+//! object for a worker's tenants.
 
 use std::time::Duration;
 
@@ -8,16 +8,17 @@ use restate_sdk::hyper::HyperEndpoint;
 use restate_sdk::prelude::Endpoint;
 use tokio::net::TcpListener;
 
-use crate::blueprint::Blueprint;
 use crate::object::ConversationObject;
+use crate::tenants::Tenants;
 
 /// How long a stopping worker waits for its connections to close.
 const DRAIN: Duration = Duration::from_secs(10);
 
-/// The Restate endpoint serving `blueprint`'s conversations.
-pub fn endpoint(blueprint: Blueprint) -> Endpoint {
+/// The Restate endpoint serving the conversations of `tenants` (or of one
+/// [`crate::Blueprint`]).
+pub fn endpoint(tenants: impl Into<Tenants>) -> Endpoint {
     Endpoint::builder()
-        .bind(ConversationObject::new(blueprint))
+        .bind(ConversationObject::new(tenants))
         .build()
 }
 
@@ -33,10 +34,10 @@ impl std::fmt::Debug for Worker {
 }
 
 impl Worker {
-    /// A worker for `blueprint`.
-    pub fn new(blueprint: Blueprint) -> Self {
+    /// A worker for `tenants` (or one [`crate::Blueprint`]).
+    pub fn new(tenants: impl Into<Tenants>) -> Self {
         Self {
-            endpoint: endpoint(blueprint),
+            endpoint: endpoint(tenants),
         }
     }
 

@@ -22,6 +22,10 @@ pub struct SubmitArgs {
     /// run one at a time, in order, on its messages so far.
     #[arg(long, value_name = "ID")]
     conversation: Option<String>,
+    /// The tenant whose verifiers decide (default: the conversation's, else
+    /// the worker's only one).
+    #[arg(long, value_name = "T")]
+    tenant: Option<String>,
     /// Wait until the execution ends; print its notices and summary.
     #[arg(long)]
     wait: bool,
@@ -60,7 +64,7 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<Exit> {
     let runtime = super::runtime()?;
     runtime.block_on(async {
         client
-            .submit(&execution, &args.prompt)
+            .submit(&execution, &args.prompt, args.tenant.as_deref())
             .await
             .context("cannot submit the execution")?;
         crate::outln!("{execution}").map_err(|e| e.losing(format!("submitted {execution}")))?;
@@ -109,6 +113,9 @@ fn notice_changes(record: &ExecutionRecord, seen: &mut (Option<Phase>, u32)) {
 pub(crate) fn summary(record: &ExecutionRecord) -> Vec<String> {
     let mut lines = vec![format!("execution: {}", record.execution_id)];
     lines.push(format!("state: {}", json_name(&record.state)));
+    if let Some(tenant) = &record.tenant {
+        lines.push(format!("tenant: {tenant}"));
+    }
     match &record.diagnostics {
         Some(d) => {
             lines.push(format!("phase: {}", json_name(&d.phase)));

@@ -11,7 +11,7 @@ use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use verdict::durable::{Blueprint, RestateClient, Worker};
+use verdict::durable::{Blueprint, RestateClient, Tenants, Worker};
 
 /// Arguments of `verdict worker`.
 #[derive(Debug, clap::Args)]
@@ -22,7 +22,8 @@ pub struct WorkerArgs {
     /// Where to listen (default: `[restate] listen`, else 127.0.0.1:9080).
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
-    /// The tenant whose verifiers decide completion (default: the only one).
+    /// Serve only this tenant (default: every configured tenant, each with
+    /// its own verifiers; `submit --tenant` picks one).
     #[arg(long, value_name = "T")]
     tenant: Option<String>,
     /// Do not register with the admin API (already registered at this URL).
@@ -54,6 +55,29 @@ pub(crate) fn blueprint(file: &crate::config::ConfigFile, parts: Parts) -> Bluep
     blueprint
 }
 
+/// The blueprints to serve: `only` (a configured tenant), else every
+/// configured tenant, else one agent without verifiers' tenant.
+fn tenants(
+    file: &crate::config::ConfigFile,
+    only: Option<&str>,
+    host: &verdict::VerifierHost,
+) -> anyhow::Result<Tenants> {
+    let names: Vec<String> = match only {
+        Some(name) => vec![name.to_owned()],
+        None => file.config.tenants.keys().cloned().collect(),
+    };
+    if names.is_empty() {
+        let parts = Parts::load(file, None, host)?;
+        return Ok(Tenants::from(blueprint(file, parts)));
+    }
+    let mut tenants = Tenants::new();
+    for name in names {
+        let parts = Parts::load(file, Some(&name), host)?;
+        tenants = tenants.tenant(name, blueprint(file, parts));
+    }
+    Ok(tenants)
+}
+
 /// Resolves when SIGINT or SIGTERM arrives.
 async fn shutdown() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -81,8 +105,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<Exit> {
         advertise,
     } = crate::config::load_restate(&args.config, args.listen)?;
     let host = args.host.host()?;
-    let parts = Parts::load(&file, args.tenant.as_deref(), &host)?;
-    let blueprint = blueprint(&file, parts);
+    let tenants = tenants(&file, args.tenant.as_deref(), &host)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -95,7 +118,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<Exit> {
             .local_addr()
             .context("cannot read the bound address")?;
         note_line(format_args!("[verdict] worker listening on {bound}"));
-        let server = tokio::spawn(Worker::new(blueprint).serve(listener, shutdown()));
+        let server = tokio::spawn(Worker::new(tenants).serve(listener, shutdown()));
         if !args.no_register {
             let url = advertise.unwrap_or_else(|| format!("http://{bound}"));
             let client = RestateClient::new(&ingress, &admin)?;

@@ -248,7 +248,7 @@ pub async fn submit(client: &RestateClient, conversation: &str, prompt: &str) ->
     let execution = ExecutionRef::new(conversation).unwrap();
     let end = Instant::now() + WAIT;
     loop {
-        match client.submit(&execution, prompt).await {
+        match client.submit(&execution, prompt, None).await {
             Ok(_) => return execution,
             Err(e) if Instant::now() < end => {
                 eprintln!("submit: {e}");
