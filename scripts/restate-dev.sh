@@ -75,6 +75,9 @@ advertised-address = "http://127.0.0.1:$node/"
 default-num-partitions = 4
 disable-telemetry = true
 log-filter = "warn"
+# Several servers run at once in the tests: a smaller RocksDB budget than
+# the 2 GiB default.
+rocksdb-total-memory-size = "512.0 MiB"
 
 # A worker that died is retried quickly and for a long time (the tests
 # start the next one within seconds).
