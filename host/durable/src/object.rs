@@ -188,5 +188,5 @@ fn fill(record: &mut ExecutionRecord, tally: &Tally, diagnostics: Option<LoopDia
     record.tool_calls = tally.tool_calls;
     record.checks = tally.checks;
     record.uncertain.clone_from(&tally.uncertain);
-    record.idempotent_reruns.clone_from(&tally.reruns);
+    record.reruns.clone_from(&tally.reruns);
 }

@@ -108,9 +108,10 @@ pub struct ExecutionRecord {
     /// The call that stopped the execution with `uncertain_effect`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uncertain: Option<UncertainCall>,
-    /// Tool calls run again after a crash with their idempotency key.
+    /// Tool calls started before a crash and run again (reads, and tools
+    /// declared idempotent), by idempotency key.
     #[serde(default)]
-    pub idempotent_reruns: Vec<String>,
+    pub reruns: Vec<String>,
     /// The run's error, when it ended with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -131,7 +132,7 @@ impl ExecutionRecord {
             tool_calls: 0,
             checks: 0,
             uncertain: None,
-            idempotent_reruns: Vec::new(),
+            reruns: Vec::new(),
             error: None,
         }
     }

@@ -143,7 +143,7 @@ async fn an_idempotent_write_killed_inside_runs_again_with_the_same_key() {
         vec![key.clone(), key.clone()]
     );
     assert_eq!(lines(ws.path(), "writes.log"), vec![key.clone()]);
-    assert_eq!(record.idempotent_reruns, vec![key]);
+    assert_eq!(record.reruns, vec![key]);
     assert!(record.uncertain.is_none());
     assert_eq!(fake.requests().len(), 4);
 }
@@ -184,6 +184,47 @@ async fn a_check_cut_off_by_a_crash_runs_again() {
     // verdicts journaled; the first verdict was not asked again.
     assert_eq!(lines(ws.path(), "checks.log").len(), 3);
     assert_eq!(record.checks, 2);
+    // The read's result was journaled before the crash: not read again.
+    assert_eq!(lines(ws.path(), "reads.log").len(), 1);
     assert_eq!(lines(ws.path(), "writes.log").len(), 1);
+    assert_eq!(fake.requests().len(), 4);
+}
+
+/// Killed inside the read (its result not journaled): a read may run
+/// again, so it does, and the run completes; the write before it is not
+/// repeated.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_cut_off_by_a_crash_runs_again() {
+    let Some(restate) = Restate::start() else {
+        return;
+    };
+    let client = restate.client();
+    let ws = workspace();
+    let (fake, url) = provider(vec![story("A42")]).await;
+    let port = free_port();
+    let paused = ws.path().join("paused");
+    let mut first = WorkerProc::start(
+        port,
+        &url,
+        ws.path(),
+        &["--pause-read", &paused.display().to_string()],
+    );
+    register(&client, &first).await;
+    let execution = submit(&client, "conv-1", "Verify A42 and write the report.").await;
+    wait_file(&paused).await;
+    first.kill();
+    let _second = WorkerProc::start(port, &url, ws.path(), &[]);
+    let record = finished(&client, &execution).await;
+
+    let diagnostics = record.diagnostics.clone().expect("diagnostics");
+    assert_eq!(
+        diagnostics.reason,
+        Some(StopReason::Completed),
+        "{record:?}"
+    );
+    assert_eq!(lines(ws.path(), "reads.log").len(), 2);
+    assert_eq!(lines(ws.path(), "writes.log").len(), 1);
+    assert!(record.uncertain.is_none());
+    assert_eq!(record.reruns, vec![format!("{execution}:2")]);
     assert_eq!(fake.requests().len(), 4);
 }

@@ -151,8 +151,10 @@ pub(crate) fn summary(record: &ExecutionRecord) -> Vec<String> {
             call.sequence, call.tool, call.call_id, call.idempotency_key
         ));
     }
-    for key in &record.idempotent_reruns {
-        lines.push(format!("rerun after a crash (idempotent): {key}"));
+    for key in &record.reruns {
+        lines.push(format!(
+            "run again after a crash (a read, or idempotent): {key}"
+        ));
     }
     lines.push(format!(
         "journaled: {} model calls, {} tool calls, {} checks",

@@ -4,14 +4,14 @@
 //!
 //! ```text
 //! verdict-durable-test-worker --listen ADDR --provider URL --workspace DIR
-//!     [--pause-model N:FILE] [--pause-write FILE] [--pause-check N:FILE]
-//!     [--idempotent]
+//!     [--pause-model N:FILE] [--pause-read FILE] [--pause-write FILE]
+//!     [--pause-check N:FILE] [--idempotent]
 //! ```
 //!
 //! A pause point makes FILE at the N-th event of this process and from
 //! then on never returns: model calls (before they reach the provider),
-//! writes (after their effect), completion checks. Every check is logged
-//! to DIR/checks.log first.
+//! reads and writes (after their effect), completion checks. Every read
+//! and check is logged to DIR/reads.log and DIR/checks.log first.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test fixture: fail loudly
 
 use std::io::Write as _;
@@ -98,6 +98,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let (mut listen, mut provider, mut workspace) = (None, None, None);
     let (mut pause_model, mut pause_write, mut pause_check) = (None, None, None);
+    let mut pause_read = None;
     let mut idempotent = false;
     while let Some(arg) = args.next() {
         let mut value = || args.next().expect("a value");
@@ -106,6 +107,7 @@ fn main() {
             "--provider" => provider = Some(value()),
             "--workspace" => workspace = Some(PathBuf::from(value())),
             "--pause-model" => pause_model = Some(Pause::parse(&value())),
+            "--pause-read" => pause_read = Some(Pause::parse(&format!("1:{}", value()))),
             "--pause-write" => pause_write = Some(Pause::parse(&format!("1:{}", value()))),
             "--pause-check" => pause_check = Some(Pause::parse(&value())),
             "--idempotent" => idempotent = true,
@@ -128,9 +130,15 @@ fn main() {
         json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
         move |args: Value, _| {
             let path = dir.join(args["id"].as_str().unwrap_or_default());
+            let log = dir.join("reads.log");
+            let pause = pause_read.clone();
             async move {
+                append(&log, "read");
                 let content =
                     std::fs::read_to_string(&path).map_err(|e| ToolError::new(e.to_string()))?;
+                if pause.as_ref().is_some_and(Pause::hit) {
+                    std::future::pending::<()>().await;
+                }
                 Ok(json!({"content": content}))
             }
         },
