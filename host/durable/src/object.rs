@@ -10,6 +10,7 @@ use verdict_agent::{Agent, RunOptions};
 use verdict_policy::{FEEDBACK_LABEL, LoopDiagnostics};
 use verdict_providers::Message;
 
+use crate::error::DurableError;
 use crate::journal::Journal;
 use crate::pump::{Tally, perform};
 use crate::record::{
@@ -87,14 +88,23 @@ impl ConversationObject {
         ctx.set(&key, Json(record.clone()));
 
         let (journal, mut steps) = Journal::channel();
-        let agent = blueprint
-            .build(&journal)
-            .map_err(|e| TerminalError::new(e.to_string()))?;
-        if let Some(saved) = ctx.get::<String>(CONVERSATION_KEY).await? {
-            agent
-                .load_conversation(&saved)
-                .map_err(|e| TerminalError::new(e.to_string()))?;
-        }
+        let saved = ctx.get::<String>(CONVERSATION_KEY).await?;
+        let agent = blueprint.build(&journal).and_then(|agent| match &saved {
+            Some(saved) => agent
+                .load_conversation(saved)
+                .map(|()| agent)
+                .map_err(|e| DurableError::Build(format!("the saved conversation: {e}"))),
+            None => Ok(agent),
+        });
+        let agent = match agent {
+            Ok(agent) => agent,
+            Err(error) => {
+                record.state = ExecutionState::Failed;
+                record.error = Some(error.to_string());
+                ctx.set(&key, Json(record.clone()));
+                return Ok(Json(record));
+            }
+        };
         let before = agent.conversation().len();
         let mut tally = Tally::default();
         let result = {
