@@ -228,3 +228,42 @@ async fn a_read_cut_off_by_a_crash_runs_again() {
     assert_eq!(record.reruns, vec![format!("{execution}:2")]);
     assert_eq!(fake.requests().len(), 4);
 }
+
+/// The Restate server itself is killed (SIGKILL) mid-execution, after the
+/// write was journaled, and started again on its data; the worker dies
+/// too. The execution resumes from the server's journal: the write ran
+/// once, the model was called once per turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_survives_a_crash_of_the_restate_server_itself() {
+    let Some(mut restate) = Restate::start() else {
+        return;
+    };
+    let client = restate.client();
+    let ws = workspace();
+    let (fake, url) = provider(vec![story("A42")]).await;
+    let port = free_port();
+    let paused = ws.path().join("paused");
+    let mut first = WorkerProc::start(
+        port,
+        &url,
+        ws.path(),
+        &["--pause-model", &format!("3:{}", paused.display())],
+    );
+    register(&client, &first).await;
+    let execution = submit(&client, "conv-1", "Verify A42 and write the report.").await;
+    wait_file(&paused).await;
+    restate.crash_and_restart();
+    first.kill();
+    let _second = WorkerProc::start(port, &url, ws.path(), &[]);
+    let record = finished(&client, &execution).await;
+
+    let diagnostics = record.diagnostics.clone().expect("diagnostics");
+    assert_eq!(
+        diagnostics.reason,
+        Some(StopReason::Completed),
+        "{record:?}"
+    );
+    assert_eq!(diagnostics.recovery_attempts_used, 1);
+    assert_eq!(lines(ws.path(), "writes.log").len(), 1);
+    assert_eq!(fake.requests().len(), 4);
+}

@@ -89,6 +89,7 @@ pub struct Restate {
     pub dir: tempfile::TempDir,
     pub ingress: u16,
     pub admin: u16,
+    node: u16,
 }
 
 impl Restate {
@@ -99,26 +100,49 @@ impl Restate {
         }
         let dir = tempfile::tempdir().unwrap();
         let (ingress, admin, node) = (free_port(), free_port(), free_port());
-        let log = std::fs::File::create(dir.path().join("log")).unwrap();
+        let child = Self::spawn(dir.path(), [ingress, admin, node]);
+        Some(Self {
+            child,
+            dir,
+            ingress,
+            admin,
+            node,
+        })
+    }
+
+    fn spawn(dir: &Path, ports: [u16; 3]) -> Child {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("log"))
+            .unwrap();
         let child = Command::new("bash")
             .arg(script())
             .arg("run")
-            .arg(dir.path())
-            .args([ingress, admin, node].map(|p| p.to_string()))
+            .arg(dir)
+            .args(ports.map(|p| p.to_string()))
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
             .unwrap();
-        let server = Self {
-            child,
-            dir,
-            ingress,
-            admin,
-        };
-        wait_port(admin, "the Restate admin API");
-        wait_port(ingress, "the Restate ingress");
-        Some(server)
+        wait_port(ports[1], "the Restate admin API");
+        wait_port(ports[0], "the Restate ingress");
+        child
+    }
+
+    /// Kills the server (SIGKILL) and starts it again on the same data
+    /// directory and ports.
+    pub fn crash_and_restart(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+        self.child.wait().unwrap();
+        let end = Instant::now() + WAIT;
+        while answers(self.admin) || answers(self.ingress) {
+            assert!(Instant::now() < end, "the killed server still answers");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.child = Self::spawn(self.dir.path(), [self.ingress, self.admin, self.node]);
     }
 
     pub fn client(&self) -> RestateClient {
