@@ -24,5 +24,6 @@ mod stream;
 mod structured_output;
 mod suspension;
 mod task_state;
+mod tool_layers;
 mod tools;
 mod wasm;

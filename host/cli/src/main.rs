@@ -67,6 +67,14 @@ enum Command {
     /// Serve tenants' verifiers over HTTP (`serve --config FILE`), or print
     /// a token's hash (`serve hash-token TOKEN`).
     Serve(commands::serve::ServeArgs),
+    /// Serve the configuration's agent as durable executions on Restate
+    /// (one virtual object per conversation), registered with its admin API.
+    Worker(commands::worker::WorkerArgs),
+    /// Start a durable execution through Restate's ingress; prints its id
+    /// (`--wait`: waits, printing notices and the summary).
+    Submit(commands::submit::SubmitArgs),
+    /// Show a durable execution's phase, stop reason, recovery and verdict.
+    Status(commands::status::StatusArgs),
 }
 
 fn main() -> ExitCode {
@@ -91,6 +99,9 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::Replay(args) => commands::replay::run(args),
         Command::Audit(args) => commands::audit::run(args),
+        Command::Worker(args) => commands::worker::run(args),
+        Command::Submit(args) => commands::submit::run(args),
+        Command::Status(args) => commands::status::run(args),
     };
     match result {
         Ok(code) => code.into(),

@@ -279,6 +279,78 @@ pub fn load_checkers(
     Ok(checkers)
 }
 
+/// What an agent of one configuration is made of, before it is built:
+/// `run` builds one agent of them, `worker` a blueprint for every
+/// durable execution.
+pub struct Parts {
+    /// The tenant whose verifiers check completion, if any.
+    pub tenant: Option<String>,
+    /// The loop policy, if any.
+    pub policy: Option<LoopPolicy>,
+    /// The tenant's checkers.
+    pub checkers: Checkers,
+    /// Checker metrics.
+    pub totals: Totals,
+    /// The agent's connector.
+    pub connector: Connector,
+    /// The built-in tools.
+    pub tools: Vec<verdict::Tool>,
+}
+
+impl Parts {
+    /// Loads the connector, tools, policy and the checkers of `tenant`
+    /// (see [`pick_tenant`]); every `.wasm` is loaded and checked now.
+    pub fn load(
+        file: &ConfigFile,
+        tenant: Option<&str>,
+        host: &VerifierHost,
+    ) -> Result<Self, SessionError> {
+        Self::load_recording(file, tenant, host, None)
+    }
+
+    /// [`Parts::load`], every check recorded into `recorder` when given.
+    pub fn load_recording(
+        file: &ConfigFile,
+        tenant: Option<&str>,
+        host: &VerifierHost,
+        recorder: Option<&Arc<Recorder>>,
+    ) -> Result<Self, SessionError> {
+        let config = &file.config;
+        let tenant = pick_tenant(file, tenant)?;
+        let totals = Totals::default();
+        let checkers = if config.loop_policy.is_some() {
+            load_checkers(file, host, tenant.as_deref(), &totals, recorder)?
+        } else {
+            Checkers::default()
+        };
+        let connector = connector(file)?;
+        let mut tools = Vec::new();
+        if let Some(section) = &config.tools {
+            let at = [key("tools"), key("workspace")];
+            let dir = file.resolve(&section.workspace);
+            let workspace = Workspace::open(&dir)
+                .map_err(|e| file.error(&at, format!("cannot open {}: {e}", dir.display())))?;
+            let mut seen = std::collections::HashSet::new();
+            for name in &section.builtin {
+                if seen.insert(*name) {
+                    let tool = workspace
+                        .tool(*name)
+                        .map_err(|e| file.error(&[key("tools"), key("builtin")], e.to_string()))?;
+                    tools.push(tool);
+                }
+            }
+        }
+        Ok(Self {
+            tenant,
+            policy: config.loop_policy.clone(),
+            checkers,
+            totals,
+            connector,
+            tools,
+        })
+    }
+}
+
 impl Session {
     /// Builds the agent for `tenant` (see [`pick_tenant`]); every `.wasm`
     /// is loaded and checked now, before anything runs.
@@ -297,19 +369,17 @@ impl Session {
         host: &VerifierHost,
         recorder: Option<&Arc<Recorder>>,
     ) -> Result<Self, SessionError> {
-        let config = &file.config;
-        let tenant = pick_tenant(file, tenant)?;
-        let totals = Totals::default();
-        let checkers = if config.loop_policy.is_some() {
-            load_checkers(file, host, tenant.as_deref(), &totals, recorder)?
-        } else {
-            Checkers::default()
-        };
-        let policy = config.loop_policy.clone();
-
+        let Parts {
+            tenant,
+            policy,
+            checkers,
+            totals,
+            connector,
+            tools,
+        } = Parts::load_recording(file, tenant, host, recorder)?;
         let mut registry = ConnectorRegistry::new();
-        registry.register_connector(connector(file)?);
-        let agent_section = &config.agent;
+        registry.register_connector(connector);
+        let agent_section = &file.config.agent;
         let mut builder = Agent::builder()
             .connector(&registry, &agent_section.connector)
             .model_name(agent_section.model.clone());
@@ -322,20 +392,8 @@ impl Session {
         if let Some(n) = agent_section.max_tokens {
             builder = builder.max_tokens(n);
         }
-        if let Some(tools) = &config.tools {
-            let at = [key("tools"), key("workspace")];
-            let dir = file.resolve(&tools.workspace);
-            let workspace = Workspace::open(&dir)
-                .map_err(|e| file.error(&at, format!("cannot open {}: {e}", dir.display())))?;
-            let mut seen = std::collections::HashSet::new();
-            for name in &tools.builtin {
-                if seen.insert(*name) {
-                    let tool = workspace
-                        .tool(*name)
-                        .map_err(|e| file.error(&[key("tools"), key("builtin")], e.to_string()))?;
-                    builder = builder.tool(tool);
-                }
-            }
+        for tool in tools {
+            builder = builder.tool(tool);
         }
         if let Some(policy) = &policy {
             builder = builder

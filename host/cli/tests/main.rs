@@ -10,6 +10,7 @@ mod config_errors;
 mod console;
 mod console_example;
 mod demo;
+mod durable;
 mod fake_provider;
 mod file_args;
 mod inputs;

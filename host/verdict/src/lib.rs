@@ -19,7 +19,7 @@ pub use verdict_agent::{
     AfterToolHook, AskFn, AsyncDelivery, AsyncSettler, BeforeTool, BeforeToolHook,
     DEFAULT_DEADLINE, ExecutionReceipt, Hooks, PendingResult, PermissionPolicy, PermissionRule,
     SettledCall, Suspension, Tool, ToolContext, ToolDefinitionError, ToolError, ToolOutcome,
-    ToolReturn,
+    ToolReturn, ToolRun,
 };
 // Cancellation: one handle for runs, tools and checkers.
 pub use verdict_policy::{CancelHandle, Cancelled};
@@ -75,6 +75,12 @@ pub mod records {
 #[cfg(feature = "registry")]
 pub mod registry {
     pub use verdict_registry::*;
+}
+/// Durable executions on Restate: a crash of the worker loses nothing,
+/// and a write never runs twice.
+#[cfg(feature = "durable")]
+pub mod durable {
+    pub use verdict_durable::*;
 }
 /// Verifiers served by `verdict serve`: a completion and progress checker
 /// over its HTTP API.

@@ -165,6 +165,7 @@ impl ToolManager {
         let ctx = ToolContext {
             call_id: call.id.clone(),
             cancel: cancel.child(),
+            idempotency_key: None,
         };
         let run = AssertUnwindSafe((tool.run)(call.arguments.clone(), ctx)).catch_unwind();
         let mut deferred = None;
@@ -183,6 +184,9 @@ impl ToolManager {
                     error: "the tool panicked; whether it took effect is unknown".to_owned(),
                 },
                 Ok(Ok(Ok(ToolReturn::Ready(value)))) => ToolOutcome::Succeeded { value },
+                Ok(Ok(Ok(ToolReturn::Unknown(error)))) => ToolOutcome::Unknown {
+                    error: sanitize_error(&error),
+                },
                 Ok(Ok(Ok(ToolReturn::Pending(handle)))) => {
                     deferred = Some(Deferred::Pending(handle));
                     ToolOutcome::Succeeded { value: Value::Null }

@@ -17,4 +17,4 @@ pub use outcome::{ExecutionReceipt, SettledCall, ToolOutcome, sanitize_error};
 pub use pending::{AsyncSettler, PendingResult, Suspension, ToolReturn};
 pub(crate) use pending::{Deferred, Poll};
 pub use permission::{AskFn, PermissionPolicy, PermissionRule};
-pub use tool::{DEFAULT_DEADLINE, Tool, ToolContext};
+pub use tool::{DEFAULT_DEADLINE, Tool, ToolContext, ToolRun};

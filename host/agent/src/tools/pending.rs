@@ -19,6 +19,11 @@ pub enum ToolReturn {
     /// correlation id and makes one graceful tool-free wrap-up call
     /// (counted in the budget); the completion check is not run.
     Suspend(Suspension),
+    /// The tool cannot tell whether its effect took place (it was started
+    /// and its result was lost, e.g. by a crash before it was recorded).
+    /// The outcome is `unknown`: for a write or unknown effect the policy
+    /// stops with `uncertain_effect`; the call is never repeated.
+    Unknown(String),
 }
 
 /// A tool's suspend signal.

@@ -24,6 +24,32 @@ pub struct ToolContext {
     pub call_id: String,
     /// Cancelled when the execution is cancelled; forward it into IO.
     pub cancel: CancelHandle,
+    /// The call's idempotency key when the execution gives one (a durable
+    /// execution does: its id and the call's sequence number). A run
+    /// repeated after a crash carries the same key: an idempotent tool
+    /// passes it to the system it writes to.
+    pub idempotency_key: Option<String>,
+}
+
+/// A tool's own run function, as [`Tool::layered`] lends it to a layer.
+#[derive(Clone)]
+pub struct ToolRun(ToolFn);
+
+impl ToolRun {
+    /// Runs the tool on `arguments`.
+    pub fn run(
+        &self,
+        arguments: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolReturn, ToolError>> {
+        (self.0)(arguments, ctx)
+    }
+}
+
+impl fmt::Debug for ToolRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ToolRun")
+    }
 }
 
 type ToolFn = Arc<
@@ -41,6 +67,7 @@ pub struct Tool {
     pub(crate) deadline: Duration,
     pub(crate) run: ToolFn,
     pub(crate) ends_run: bool,
+    pub(crate) idempotent: bool,
 }
 
 impl fmt::Debug for Tool {
@@ -110,6 +137,7 @@ impl Tool {
             deadline: DEFAULT_DEADLINE,
             run: Arc::new(move |args, ctx| Box::pin(run(args, ctx))),
             ends_run: false,
+            idempotent: false,
         })
     }
 
@@ -134,6 +162,43 @@ impl Tool {
     pub fn ends_run(mut self) -> Self {
         self.ends_run = true;
         self
+    }
+
+    /// Declares the tool idempotent: running it twice with the same
+    /// [`ToolContext::idempotency_key`] has the effect of running it once.
+    /// A durable execution runs such a write again after a crash (with the
+    /// same key) instead of stopping with `uncertain_effect`.
+    pub fn idempotent(mut self) -> Self {
+        self.idempotent = true;
+        self
+    }
+
+    /// Whether the tool declared itself idempotent.
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent
+    }
+
+    /// The execution deadline.
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    /// The same tool (name, schema, effect, deadline, flags) whose runs go
+    /// through `layer`: it gets the arguments, the context and the tool's
+    /// own run, and decides whether and how to call it (a durable executor
+    /// journals around it).
+    pub fn layered<L>(&self, layer: L) -> Tool
+    where
+        L: Fn(Value, ToolContext, ToolRun) -> BoxFuture<'static, Result<ToolReturn, ToolError>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let inner = ToolRun(Arc::clone(&self.run));
+        Tool {
+            run: Arc::new(move |args, ctx| layer(args, ctx, inner.clone())),
+            ..self.clone()
+        }
     }
 
     /// Sets the execution deadline.

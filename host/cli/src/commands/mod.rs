@@ -14,6 +14,9 @@ pub mod push;
 pub mod replay;
 pub mod run;
 pub mod serve;
+pub mod status;
+pub mod submit;
+pub mod worker;
 
 use anyhow::Context;
 use std::path::PathBuf;

@@ -10,10 +10,12 @@
 
 mod error;
 pub mod locate;
+mod restate;
 mod sections;
 mod serve;
 
 pub use error::ConfigError;
+pub use restate::{DEFAULT_INGRESS, RestateSettings, load_restate};
 pub use sections::{
     AgentSection, ConnectorSection, LimitsSection, RemoteSection, TenantSection, ToolName,
     ToolsSection, VerifierRef,
@@ -52,6 +54,10 @@ pub struct Config {
     /// [`load_serve`]; other commands ignore it).
     #[serde(default, rename = "server")]
     _server: Option<serde::de::IgnoredAny>,
+    /// Where Restate and the worker are (`RestateSection`, read by
+    /// [`load_restate`]; other commands ignore it).
+    #[serde(default, rename = "restate")]
+    _restate: Option<serde::de::IgnoredAny>,
 }
 
 /// Where a verifier comes from.

@@ -70,6 +70,8 @@ pub struct ServeConfig {
     _tools: Option<IgnoredAny>,
     #[serde(default, rename = "loop_policy")]
     _loop_policy: Option<IgnoredAny>,
+    #[serde(default, rename = "restate")]
+    _restate: Option<IgnoredAny>,
 }
 
 /// Default checks at once per tenant.

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 use verdict::Protocol;
 use verdict::fake::{FakeProvider, Script};
 
+pub mod restate;
+
 /// A fake provider served by its own runtime while the binary runs.
 pub struct Fake {
     pub runtime: tokio::runtime::Runtime,

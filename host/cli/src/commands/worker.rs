@@ -1,0 +1,134 @@
+//! `verdict worker`: serves the configuration's agent as durable
+//! executions on Restate (the endpoint Restate invokes), registered with
+//! Restate's admin API when it starts.
+
+use super::HostArgs;
+use crate::config::RestateSettings;
+use crate::exit::Exit;
+use crate::session::Parts;
+use crate::stdout::note_line;
+use anyhow::Context;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use verdict::durable::{Blueprint, RestateClient, Tenants, Worker};
+
+/// Arguments of `verdict worker`.
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    /// The configuration file (TOML, or JSON when it ends in .json).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Where to listen (default: `[restate] listen`, else 127.0.0.1:9080).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Serve only this tenant (default: every configured tenant, each with
+    /// its own verifiers; `submit --tenant` picks one).
+    #[arg(long, value_name = "T")]
+    tenant: Option<String>,
+    /// Do not register with the admin API (already registered at this URL).
+    #[arg(long)]
+    no_register: bool,
+    #[command(flatten)]
+    host: HostArgs,
+}
+
+/// The blueprint of the configuration's agent.
+pub(crate) fn blueprint(file: &crate::config::ConfigFile, parts: Parts) -> Blueprint {
+    let agent = &file.config.agent;
+    let mut blueprint = Blueprint::new(Arc::new(parts.connector), agent.model.clone());
+    if let Some(instructions) = &agent.instructions {
+        blueprint = blueprint.instructions(instructions.clone());
+    }
+    if let Some(n) = agent.max_iterations {
+        blueprint = blueprint.max_iterations(n);
+    }
+    if let Some(n) = agent.max_tokens {
+        blueprint = blueprint.max_tokens(n);
+    }
+    for tool in parts.tools {
+        blueprint = blueprint.tool(tool);
+    }
+    if let Some(policy) = parts.policy {
+        blueprint = blueprint.loop_policy(policy, parts.checkers);
+    }
+    blueprint
+}
+
+/// The blueprints to serve: `only` (a configured tenant), else every
+/// configured tenant, else one agent without verifiers' tenant.
+fn tenants(
+    file: &crate::config::ConfigFile,
+    only: Option<&str>,
+    host: &verdict::VerifierHost,
+) -> anyhow::Result<Tenants> {
+    let names: Vec<String> = match only {
+        Some(name) => vec![name.to_owned()],
+        None => file.config.tenants.keys().cloned().collect(),
+    };
+    if names.is_empty() {
+        let parts = Parts::load(file, None, host)?;
+        return Ok(Tenants::from(blueprint(file, parts)));
+    }
+    let mut tenants = Tenants::new();
+    for name in names {
+        let parts = Parts::load(file, Some(&name), host)?;
+        tenants = tenants.tenant(name, blueprint(file, parts));
+    }
+    Ok(tenants)
+}
+
+/// Resolves when SIGINT or SIGTERM arrives.
+async fn shutdown() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let terminated = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
+}
+
+/// Runs `verdict worker` until SIGINT or SIGTERM (then drains).
+pub fn run(args: WorkerArgs) -> anyhow::Result<Exit> {
+    let file = crate::config::load(&args.config)?;
+    let RestateSettings {
+        ingress,
+        admin,
+        listen,
+        advertise,
+    } = crate::config::load_restate(&args.config, args.listen)?;
+    let host = args.host.host()?;
+    let tenants = tenants(&file, args.tenant.as_deref(), &host)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
+        let bound = listener
+            .local_addr()
+            .context("cannot read the bound address")?;
+        note_line(format_args!("[verdict] worker listening on {bound}"));
+        let server = tokio::spawn(Worker::new(tenants).serve(listener, shutdown()));
+        if !args.no_register {
+            let url = advertise.unwrap_or_else(|| format!("http://{bound}"));
+            let client = RestateClient::new(&ingress, &admin)?;
+            client
+                .register(&url)
+                .await
+                .context("cannot register the worker with Restate's admin API")?;
+            note_line(format_args!("[verdict] registered {url} with {admin}"));
+        }
+        server.await.context("the worker stopped")?;
+        Ok(Exit::Complete)
+    })
+}

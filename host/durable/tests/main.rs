@@ -1,0 +1,7 @@
+//! The durable executions against a real Restate server on 127.0.0.1,
+//! with worker processes killed (SIGKILL) at chosen points.
+
+mod support;
+
+mod conversations;
+mod crash;

@@ -1,0 +1,235 @@
+//! The worker the durable tests start and kill: the feedback-agent story
+//! (a read, a write, a native completion verifier) served as a Restate
+//! endpoint, with pause points the tests kill it at.
+//!
+//! ```text
+//! verdict-durable-test-worker --listen ADDR --provider URL --workspace DIR
+//!     [--pause-model N:FILE] [--pause-read FILE] [--pause-write FILE]
+//!     [--pause-check N:FILE] [--idempotent]
+//! ```
+//!
+//! A pause point makes FILE at the N-th event of this process and from
+//! then on never returns: model calls (before they reach the provider),
+//! reads and writes (after their effect), completion checks. Every read
+//! and check is logged to DIR/reads.log and DIR/checks.log first.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fixture: fail loudly
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use verdict_agent::{Checkers, CompletionFn, Tool, ToolError};
+use verdict_durable::{Blueprint, Worker};
+use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, Verdict};
+use verdict_providers::{
+    ApiKey, CallContext, Connector, ConnectorConfig, Credential, EventStream, Model, ModelRequest,
+    ModelResponse, Protocol, ProviderError,
+};
+
+/// A pause point: the `n`-th event creates `file` and hangs.
+#[derive(Clone)]
+struct Pause {
+    n: u64,
+    file: PathBuf,
+    seen: Arc<AtomicU64>,
+}
+
+impl Pause {
+    fn parse(text: &str) -> Self {
+        let (n, file) = text.split_once(':').unwrap_or(("1", text));
+        Self {
+            n: n.parse().expect("N:FILE"),
+            file: PathBuf::from(file),
+            seen: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// True from the `n`-th event on (the file is made at the `n`-th).
+    fn hit(&self) -> bool {
+        let seen = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
+        if seen == self.n {
+            std::fs::write(&self.file, b"paused").unwrap();
+        }
+        seen >= self.n
+    }
+}
+
+/// The connector, paused at one call.
+struct PausingModel {
+    inner: Connector,
+    pause: Option<Pause>,
+}
+
+impl Model for PausingModel {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        if self.pause.as_ref().is_some_and(Pause::hit) {
+            return std::future::pending().boxed();
+        }
+        self.inner.complete(request, ctx)
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        ctx: &'a CallContext,
+    ) -> BoxFuture<'a, Result<EventStream, ProviderError>> {
+        self.inner.stream(request, ctx)
+    }
+}
+
+fn append(path: &Path, line: &str) {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    writeln!(file, "{line}").unwrap();
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (mut listen, mut provider, mut workspace) = (None, None, None);
+    let (mut pause_model, mut pause_write, mut pause_check) = (None, None, None);
+    let mut pause_read = None;
+    let mut idempotent = false;
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().expect("a value");
+        match arg.as_str() {
+            "--listen" => listen = Some(value()),
+            "--provider" => provider = Some(value()),
+            "--workspace" => workspace = Some(PathBuf::from(value())),
+            "--pause-model" => pause_model = Some(Pause::parse(&value())),
+            "--pause-read" => pause_read = Some(Pause::parse(&format!("1:{}", value()))),
+            "--pause-write" => pause_write = Some(Pause::parse(&format!("1:{}", value()))),
+            "--pause-check" => pause_check = Some(Pause::parse(&value())),
+            "--idempotent" => idempotent = true,
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    let listen = listen.expect("--listen");
+    let workspace = workspace.expect("--workspace");
+    let config = ConnectorConfig::new("fake", Protocol::OpenAiChat)
+        .with_base_url(provider.expect("--provider"))
+        .with_credential(Credential::Key(ApiKey::new("fake-key-not-secret")));
+    let model = PausingModel {
+        inner: Connector::new(config).unwrap(),
+        pause: pause_model,
+    };
+
+    let dir = workspace.clone();
+    let read = Tool::new(
+        "read_artifact",
+        json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        move |args: Value, _| {
+            let path = dir.join(args["id"].as_str().unwrap_or_default());
+            let log = dir.join("reads.log");
+            let pause = pause_read.clone();
+            async move {
+                append(&log, "read");
+                let content =
+                    std::fs::read_to_string(&path).map_err(|e| ToolError::new(e.to_string()))?;
+                if pause.as_ref().is_some_and(Pause::hit) {
+                    std::future::pending::<()>().await;
+                }
+                Ok(json!({"content": content}))
+            }
+        },
+    )
+    .unwrap()
+    .with_effect(Effect::Read);
+
+    // Every run logs its key to attempts.log; the effect (writes.log and
+    // the artifact) happens once per key when idempotent, else every run.
+    let dir = workspace.clone();
+    let write = Tool::new(
+        "write_artifact",
+        json!({"type": "object", "properties": {"id": {"type": "string"}, "content": {"type": "string"}}, "required": ["id", "content"]}),
+        move |args: Value, ctx| {
+            let dir = dir.clone();
+            let pause = pause_write.clone();
+            async move {
+                let key = ctx.idempotency_key.unwrap_or_default();
+                append(&dir.join("attempts.log"), &key);
+                let writes = dir.join("writes.log");
+                let done = std::fs::read_to_string(&writes).unwrap_or_default();
+                if !(idempotent && done.lines().any(|l| l == key)) {
+                    append(&writes, &key);
+                    let id = args["id"].as_str().unwrap_or_default();
+                    std::fs::write(dir.join(id), args["content"].as_str().unwrap_or_default())
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                }
+                if pause.as_ref().is_some_and(Pause::hit) {
+                    std::future::pending::<()>().await;
+                }
+                Ok(json!({"written": true}))
+            }
+        },
+    )
+    .unwrap()
+    .with_effect(Effect::Write);
+    let write = if idempotent {
+        write.idempotent()
+    } else {
+        write
+    };
+
+    // The verifier: complete once artifact A42 was read (a succeeded
+    // read_artifact observation) and says it is ready.
+    let dir = workspace.clone();
+    let checker = CompletionFn::new(move |packet, _ctx| {
+        append(&dir.join("checks.log"), "check");
+        if pause_check.as_ref().is_some_and(Pause::hit) {
+            loop {
+                std::thread::park();
+            }
+        }
+        let read = packet.observations.iter().any(|o| {
+            o.tool_name == "read_artifact"
+                && o.outcome
+                    .as_ref()
+                    .is_some_and(|x| x.status == OutcomeStatus::Succeeded)
+        });
+        let ready = std::fs::read_to_string(dir.join("A42")).is_ok_and(|c| c.contains("ready"));
+        if read && ready {
+            Ok(Verdict::bare(true))
+        } else {
+            Ok(Verdict::new(
+                false,
+                Some("A42 was not verified".to_owned()),
+                Some("Read and verify artifact A42 before finishing.".to_owned()),
+            )
+            .unwrap())
+        }
+    });
+    let blueprint = Blueprint::new(Arc::new(model), "demo-model")
+        .max_iterations(8)
+        .tool(read)
+        .tool(write)
+        .loop_policy(
+            LoopPolicy {
+                max_recovery_attempts: 2,
+                ..LoopPolicy::default()
+            },
+            Checkers::new().with_completion(Arc::new(checker)),
+        );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&listen).await.unwrap();
+        println!("listening {}", listener.local_addr().unwrap());
+        Worker::new(blueprint)
+            .serve(listener, std::future::pending::<()>())
+            .await;
+    });
+}
