@@ -34,11 +34,6 @@ fn user_texts(request: &verdict_providers::fake::RecordedRequest) -> Vec<String>
 /// final answer, the first never sees its prompt).
 #[tokio::test(flavor = "multi_thread")]
 async fn two_conversations_survive_a_crash_without_cross_talk_one_execution_at_a_time() {
-    let Some(restate) = Restate::start() else {
-        return;
-    };
-    let client = restate.client();
-    let ws = workspace();
     let mut conversations = vec![story("conv-a task"), story("conv-b task")];
     for conversation in &mut conversations {
         // The second execution: a read, then the answer.
@@ -49,34 +44,30 @@ async fn two_conversations_survive_a_crash_without_cross_talk_one_execution_at_a
         ));
         conversation.turns.push(ScriptedTurn::text("Still ready."));
     }
-    let (fake, url) = provider(conversations).await;
-    let port = free_port();
-    let paused = ws.path().join("paused");
     // From the third model call on, every call hangs: neither conversation
     // can finish its first execution before the crash.
-    let mut first = WorkerProc::start(
-        port,
-        &url,
-        ws.path(),
-        &["--pause-model", &format!("3:{}", paused.display())],
-    );
-    register(&client, &first).await;
-    let a1 = submit(&client, "conv-a", "conv-a task: verify A42.").await;
-    let b1 = submit(&client, "conv-b", "conv-b task: verify A42.").await;
-    let a2 = submit(&client, "conv-a", "conv-a again: is A42 still ready?").await;
-    let b2 = submit(&client, "conv-b", "conv-b again: is A42 still ready?").await;
-    wait_file(&paused).await;
+    let Some(mut s) = Scenario::start(conversations, &["--pause-model", "3:{paused}"]).await else {
+        return;
+    };
+    let a1 = s.submit("conv-a", "conv-a task: verify A42.").await;
+    let b1 = s.submit("conv-b", "conv-b task: verify A42.").await;
+    let a2 = s
+        .submit("conv-a", "conv-a again: is A42 still ready?")
+        .await;
+    let b2 = s
+        .submit("conv-b", "conv-b again: is A42 still ready?")
+        .await;
+    s.paused().await;
     // Let the other conversation reach its hanging call too.
     tokio::time::sleep(Duration::from_millis(300)).await;
     // The second executions wait behind the first ones.
     for queued in [&a2, &b2] {
-        assert!(client.status(queued).await.unwrap().is_none());
+        assert!(s.client.status(queued).await.unwrap().is_none());
     }
-    first.kill();
-    let _second = WorkerProc::start(port, &url, ws.path(), &[]);
+    s.take_over(&[]);
 
     for execution in [&a1, &b1, &a2, &b2] {
-        let record = finished(&client, execution).await;
+        let record = s.finished(execution).await;
         assert_eq!(record.state, ExecutionState::Finished, "{record:?}");
         let diagnostics = record.diagnostics.expect("diagnostics");
         assert_eq!(
@@ -85,7 +76,7 @@ async fn two_conversations_survive_a_crash_without_cross_talk_one_execution_at_a
             "{execution}"
         );
     }
-    let requests = fake.requests();
+    let requests = s.fake.requests();
     // 4 turns for each first execution, 2 for each second one.
     assert_eq!(requests.len(), 12);
     for (tag, other) in [("conv-a", "conv-b"), ("conv-b", "conv-a")] {
@@ -119,5 +110,5 @@ async fn two_conversations_survive_a_crash_without_cross_talk_one_execution_at_a
         );
     }
     // Each first execution wrote once.
-    assert_eq!(lines(ws.path(), "writes.log").len(), 2);
+    assert_eq!(s.lines("writes.log").len(), 2);
 }

@@ -314,3 +314,71 @@ pub async fn status(client: &RestateClient, execution: &ExecutionRef) -> Executi
         }
     }
 }
+
+/// A story on a real Restate server: a workspace, the fake provider, and
+/// a first worker that pauses where its flags say (`{paused}` in a flag
+/// stands for the file it creates when it gets there), registered.
+pub struct Scenario {
+    pub restate: Restate,
+    pub client: RestateClient,
+    pub ws: tempfile::TempDir,
+    pub fake: FakeProvider,
+    pub url: String,
+    pub port: u16,
+    pub worker: WorkerProc,
+}
+
+impl Scenario {
+    /// `None` when the server cannot be installed here (SKIPPED printed).
+    pub async fn start(conversations: Vec<Conversation>, flags: &[&str]) -> Option<Self> {
+        let restate = Restate::start()?;
+        let client = restate.client();
+        let ws = workspace();
+        let (fake, url) = provider(conversations).await;
+        let port = free_port();
+        let paused = ws.path().join("paused").display().to_string();
+        let flags: Vec<String> = flags
+            .iter()
+            .map(|f| f.replace("{paused}", &paused))
+            .collect();
+        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let worker = WorkerProc::start(port, &url, ws.path(), &flags);
+        register(&client, &worker).await;
+        Some(Self {
+            restate,
+            client,
+            ws,
+            fake,
+            url,
+            port,
+            worker,
+        })
+    }
+
+    /// Submits `prompt` to `conversation`.
+    pub async fn submit(&self, conversation: &str, prompt: &str) -> ExecutionRef {
+        submit(&self.client, conversation, prompt).await
+    }
+
+    /// Waits (bounded) until the first worker reached its pause.
+    pub async fn paused(&self) {
+        wait_file(&self.ws.path().join("paused")).await;
+    }
+
+    /// Kills the worker (SIGKILL) and starts a new one with `flags` on the
+    /// same port, which Restate's retries reach.
+    pub fn take_over(&mut self, flags: &[&str]) {
+        self.worker.kill();
+        self.worker = WorkerProc::start(self.port, &self.url, self.ws.path(), flags);
+    }
+
+    /// The record of `execution` once it finished.
+    pub async fn finished(&self, execution: &ExecutionRef) -> ExecutionRecord {
+        finished(&self.client, execution).await
+    }
+
+    /// The lines of the workspace file `name`.
+    pub fn lines(&self, name: &str) -> Vec<String> {
+        lines(self.ws.path(), name)
+    }
+}
