@@ -11,12 +11,6 @@ use axum::http::{HeaderMap, header};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// The hash of `token` as the configuration stores it (lowercase hex
-/// SHA-256).
-pub fn hash_token(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
-}
-
 /// Who made a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
@@ -56,15 +50,10 @@ pub fn identify(catalog: &Catalog, hash: &[u8; 32]) -> Option<Caller> {
     found
 }
 
-/// Parses a stored hash (64 hex digits).
-pub fn parse_hash(text: &str) -> Option<[u8; 32]> {
-    let bytes = hex::decode(text.trim()).ok()?;
-    bytes.try_into().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::token::{hash_token, parse_hash};
     use axum::http::HeaderValue;
 
     #[test]

@@ -1,10 +1,10 @@
 //! The served tenants: tokens, sandbox tenants, concurrency permits and
 //! their verifiers, each in a slot swapped atomically.
 
-use crate::auth::parse_hash;
 use crate::error::ServeError;
 use crate::metrics::{Metrics, RoleLabels};
 use crate::settings::{Settings, TenantSettings, VerifierSpec};
+use crate::token::parse_hash;
 use arc_swap::ArcSwapOption;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -29,6 +29,8 @@ mod metrics;
 #[cfg(feature = "server")]
 mod recording;
 #[cfg(feature = "server")]
+mod reload;
+#[cfg(feature = "server")]
 mod routes;
 #[cfg(feature = "server")]
 mod settings;
@@ -36,16 +38,18 @@ mod settings;
 mod state;
 #[cfg(feature = "server")]
 mod tls;
+#[cfg(feature = "server")]
+mod token;
 
 #[cfg(feature = "client")]
 pub mod client;
 
 #[cfg(feature = "server")]
-pub use auth::hash_token;
-#[cfg(feature = "server")]
 pub use error::{ApiError, ServeError};
 #[cfg(feature = "server")]
 pub use lifecycle::{Server, ServerHandle};
+#[cfg(feature = "server")]
+pub use token::hash_token;
 /// The OpenAPI document `GET /v1/openapi.json` serves (`openapi.json`).
 #[cfg(feature = "server")]
 pub const OPENAPI: &str = routes::OPENAPI;

@@ -14,7 +14,7 @@ pub async fn reload(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
         state.metrics.reject("", e.code);
         return e.into_response();
     }
-    match crate::lifecycle::reload(&state).await {
+    match crate::reload::reload(&state).await {
         Ok(tenants) => axum::Json(serde_json::json!({ "status": "reloaded", "tenants": tenants }))
             .into_response(),
         Err(message) => ApiError::reload_failed(message).into_response(),
