@@ -204,4 +204,12 @@ pub enum ServeError {
     /// A setting is invalid.
     #[error("{0}")]
     Settings(String),
+    /// The serving or checking threads could not be started.
+    #[error("cannot start the {what} threads: {source}")]
+    Threads {
+        /// `http` or `check`.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
 }

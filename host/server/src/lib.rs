@@ -37,6 +37,8 @@ mod settings;
 #[cfg(feature = "server")]
 mod state;
 #[cfg(feature = "server")]
+mod threads;
+#[cfg(feature = "server")]
 mod tls;
 #[cfg(feature = "server")]
 mod token;

@@ -6,6 +6,7 @@ use crate::error::ServeError;
 use crate::metrics::Metrics;
 use crate::settings::{Reloader, Settings};
 use crate::state::AppState;
+use crate::threads::RuntimeThreads;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -93,6 +94,15 @@ impl Server {
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
+        let check_threads = match settings.server.check_threads {
+            0 => None,
+            n => Some(RuntimeThreads::start("verdict-check", n).map_err(|source| {
+                ServeError::Threads {
+                    what: "check",
+                    source,
+                }
+            })?),
+        };
         let state = Arc::new(AppState::new(
             catalog,
             host,
@@ -100,6 +110,7 @@ impl Server {
             settings.server,
             reloader,
             log_json,
+            check_threads,
         ));
         let (stop, _) = watch::channel(false);
         Ok(Self {
@@ -142,6 +153,11 @@ impl Server {
         let graceful = GracefulShutdown::new();
         let connections = Arc::new(Semaphore::new(state.server.max_connections));
         let mut stopped = stop.subscribe();
+        // Without its own threads (they could not start), the server
+        // serves on the runtime that runs it.
+        let threads = RuntimeThreads::start("verdict-http", state.server.http_threads)
+            .inspect_err(|e| tracing::warn!(error = %e, "serving on the main runtime"))
+            .ok();
         loop {
             if *stopped.borrow() {
                 break;
@@ -169,8 +185,8 @@ impl Server {
             let state = state.clone();
             let watcher = graceful.watcher();
             let tls = tls.clone();
-            state.metrics.connections.inc();
-            tokio::spawn(async move {
+            let conn = move |stream: tokio::net::TcpStream| async move {
+                state.metrics.connections.inc();
                 let header_timeout = state.server.header_read_timeout;
                 match tls {
                     None => serve(stream, service, header_timeout, watcher).await,
@@ -183,13 +199,31 @@ impl Server {
                 }
                 state.metrics.connections.dec();
                 drop(permit);
-            });
+            };
+            match &threads {
+                // The socket moves to the serving thread's own reactor.
+                Some(threads) => match stream.into_std() {
+                    Ok(socket) => threads.spawn(async move {
+                        match tokio::net::TcpStream::from_std(socket) {
+                            Ok(stream) => conn(stream).await,
+                            Err(e) => tracing::warn!(error = %e, "cannot serve a connection"),
+                        }
+                    }),
+                    Err(e) => tracing::warn!(error = %e, "cannot serve a connection"),
+                },
+                None => {
+                    tokio::spawn(conn(stream));
+                }
+            }
         }
         state.draining.store(true, Ordering::Relaxed);
         drop(listener);
-        tokio::time::timeout(state.server.drain_timeout, graceful.shutdown())
+        let drained = tokio::time::timeout(state.server.drain_timeout, graceful.shutdown())
             .await
-            .is_ok()
+            .is_ok();
+        drop(threads);
+        crate::access::flush();
+        drained
     }
 }
 

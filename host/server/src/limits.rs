@@ -51,3 +51,11 @@ pub fn admit(state: &Arc<AppState>, tenant: &TenantState) -> Result<CheckPermit,
         tenant: tenant.name.clone(),
     })
 }
+
+/// Checks running now over all tenants (the admitted ones).
+pub fn running(state: &AppState) -> usize {
+    state
+        .server
+        .max_concurrent_checks
+        .saturating_sub(state.permits.available_permits())
+}

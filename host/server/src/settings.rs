@@ -49,6 +49,19 @@ pub struct ServerSettings {
     pub drain_timeout: Duration,
     /// Serve HTTPS with these files.
     pub tls: Option<TlsFiles>,
+    /// Threads serving connections (at least 1).
+    pub http_threads: usize,
+    /// Threads running checks; 0 runs each check on its connection's
+    /// thread (see `threads` for why they are apart).
+    pub check_threads: usize,
+}
+
+/// The default thread counts for this machine: half the cores (at least
+/// one) run checks, the rest (at least one) serve connections.
+pub fn default_threads() -> (usize, usize) {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let checks = (cores / 2).max(1);
+    (cores.saturating_sub(checks).max(1), checks)
 }
 
 impl Default for ServerSettings {
@@ -62,6 +75,8 @@ impl Default for ServerSettings {
             header_read_timeout: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(30),
             tls: None,
+            http_threads: default_threads().0,
+            check_threads: default_threads().1,
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::catalog::Catalog;
 use crate::metrics::Metrics;
 use crate::settings::{Reloader, ServerSettings};
+use crate::threads::RuntimeThreads;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,6 +31,8 @@ pub struct AppState {
     pub reload_lock: Mutex<()>,
     /// Access log lines as JSON.
     pub log_json: bool,
+    /// The threads checks run on (none: on their connection's thread).
+    pub(crate) check_threads: Option<RuntimeThreads>,
     next_check: AtomicU64,
     epoch: u64,
 }
@@ -49,6 +52,7 @@ impl AppState {
         server: ServerSettings,
         reloader: Option<Reloader>,
         log_json: bool,
+        check_threads: Option<RuntimeThreads>,
     ) -> Self {
         let epoch = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -63,6 +67,7 @@ impl AppState {
             reloader,
             reload_lock: Mutex::new(()),
             log_json,
+            check_threads,
             next_check: AtomicU64::new(1),
             epoch,
         }

@@ -41,6 +41,13 @@ pub struct ServerSection {
     /// How long SIGTERM waits for accepted requests, in ms (default 30000).
     #[serde(default)]
     pub drain_timeout_ms: Option<u64>,
+    /// Threads serving connections (default: half the cores, at least 1).
+    #[serde(default)]
+    pub http_threads: Option<usize>,
+    /// Threads running checks, 0 for none: each check on its connection's
+    /// thread (default: half the cores, at least 1).
+    #[serde(default)]
+    pub check_threads: Option<usize>,
     /// HTTPS: the certificate chain (PEM).
     #[serde(default)]
     pub tls_cert: Option<PathBuf>,
@@ -99,6 +106,19 @@ fn positive<T: Copy + Default + PartialEq>(
     Ok(value)
 }
 
+/// Most threads of either kind: more only cost memory and wake-ups.
+const MAX_THREADS: usize = 256;
+
+fn at_most(file: &ConfigFile<ServeConfig>, n: usize, field: &str) -> Result<usize, ConfigError> {
+    if n > MAX_THREADS {
+        return Err(file.error(
+            &[key("server"), key(field)],
+            format!("must be at most {MAX_THREADS}"),
+        ));
+    }
+    Ok(n)
+}
+
 fn settings(
     file: &ConfigFile<ServeConfig>,
     listen: Option<SocketAddr>,
@@ -127,6 +147,12 @@ fn settings(
     }
     if let Some(n) = positive(file, s.max_connections, "max_connections")? {
         server.max_connections = n;
+    }
+    if let Some(n) = positive(file, s.http_threads, "http_threads")? {
+        server.http_threads = at_most(file, n, "http_threads")?;
+    }
+    if let Some(n) = s.check_threads {
+        server.check_threads = at_most(file, n, "check_threads")?;
     }
     let ms = Duration::from_millis;
     if let Some(n) = positive(file, s.request_timeout_ms, "request_timeout_ms")? {

@@ -10,3 +10,4 @@ mod oci;
 mod records;
 mod remote;
 mod server;
+mod threads;

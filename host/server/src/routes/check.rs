@@ -4,7 +4,7 @@
 
 use super::{body, guard};
 use crate::access::CheckInfo;
-use crate::catalog::role_name;
+use crate::catalog::{Slot, TenantState, role_name};
 use crate::error::ApiError;
 use crate::limits;
 use crate::metrics::{CheckLabels, Metrics, RoleLabels};
@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 use verdict_policy::{CancelHandle, CheckContext, CheckPacket, MAX_PACKET_BYTES};
-use verdict_records::{check_recorded, progress_key_recorded};
-use verdict_sandbox::Role;
+use verdict_records::{RecordError, check_recorded, progress_key_recorded};
+use verdict_sandbox::{CallMetrics, CheckError, Role};
 
 /// `POST /v1/tenants/{tenant}/completion`.
 pub async fn completion(
@@ -106,6 +106,44 @@ async fn run(
 
 type Refused = (ApiError, Option<String>);
 
+/// A check's answer, resource use and record id (when its tenant records).
+type Answered = (Result<CheckAnswer, CheckError>, CallMetrics, Option<String>);
+
+/// Runs one check; owns what it uses, so it can run on a check thread.
+async fn answer(
+    role: Role,
+    tenant: Arc<TenantState>,
+    slot: Arc<Slot>,
+    packet: CheckPacket,
+    ctx: CheckContext,
+) -> Result<Answered, RecordError> {
+    let verifier = &slot.verifier;
+    let recorder = tenant.recorder.as_deref();
+    Ok(match (role, recorder) {
+        (Role::Completion, None) => {
+            let r = verifier.check_async(&tenant.tenant, &packet, &ctx).await;
+            (r.result.map(CheckAnswer::Verdict), r.metrics, None)
+        }
+        (Role::Progress, None) => {
+            let r = verifier
+                .progress_key_async(&tenant.tenant, &packet, &ctx)
+                .await;
+            (r.result.map(CheckAnswer::Key), r.metrics, None)
+        }
+        (Role::Completion, Some(recorder)) => {
+            let r = check_recorded(verifier, &tenant.tenant, &packet, &ctx, recorder).await?;
+            let answer = r.report.result.map(CheckAnswer::Verdict);
+            (answer, r.report.metrics, Some(r.id))
+        }
+        (Role::Progress, Some(recorder)) => {
+            let r =
+                progress_key_recorded(verifier, &tenant.tenant, &packet, &ctx, recorder).await?;
+            let answer = r.report.result.map(CheckAnswer::Key);
+            (answer, r.report.metrics, Some(r.id))
+        }
+    })
+}
+
 async fn check(
     state: &Arc<AppState>,
     name: &str,
@@ -136,7 +174,7 @@ async fn check(
             known(),
         )
     })?;
-    let _permit = limits::admit(state, &tenant).map_err(|e| (e, known()))?;
+    let permit = limits::admit(state, &tenant).map_err(|e| (e, known()))?;
 
     // A recorded check is named by its record's id.
     let mut check_id = state.check_id();
@@ -161,35 +199,33 @@ async fn check(
         role,
         finished: false,
     };
-    let recorder = tenant.recorder.as_deref();
-    let verifier = &slot.verifier;
-    let answered = async {
-        Ok::<_, verdict_records::RecordError>(match (role, recorder) {
-            (Role::Completion, None) => {
-                let r = verifier.check_async(&tenant.tenant, &packet, &ctx).await;
-                (r.result.map(CheckAnswer::Verdict), r.metrics, None)
-            }
-            (Role::Progress, None) => {
-                let r = verifier
-                    .progress_key_async(&tenant.tenant, &packet, &ctx)
-                    .await;
-                (r.result.map(CheckAnswer::Key), r.metrics, None)
-            }
-            (Role::Completion, Some(recorder)) => {
-                let r = check_recorded(verifier, &tenant.tenant, &packet, &ctx, recorder).await?;
-                let answer = r.report.result.map(CheckAnswer::Verdict);
-                (answer, r.report.metrics, Some(r.id))
-            }
-            (Role::Progress, Some(recorder)) => {
-                let r = progress_key_recorded(verifier, &tenant.tenant, &packet, &ctx, recorder)
-                    .await?;
-                let answer = r.report.result.map(CheckAnswer::Key);
-                (answer, r.report.metrics, Some(r.id))
-            }
-        })
-    }
-    .instrument(span.clone())
-    .await;
+    // A check that finds its thread idle (it slept since the last one)
+    // runs here: handing it over would cost two wake-ups, and there is
+    // no other work to keep out of this core's caches.
+    let answering = answer(role, tenant.clone(), slot, packet, ctx).instrument(span.clone());
+    let idle = crate::threads::slept_since_last_asked();
+    let answered = match &state.check_threads {
+        Some(threads) if !idle || limits::running(state) > 1 => {
+            let (sent, answer) = tokio::sync::oneshot::channel();
+            // The permits go with the check: an abandoned one holds them
+            // until it has stopped.
+            threads.spawn(async move {
+                let _permit = permit;
+                let _ = sent.send(answering.await);
+            });
+            answer.await.map_err(|_| {
+                (
+                    ApiError::internal("the check's thread stopped before it answered"),
+                    known(),
+                )
+            })?
+        }
+        _ => {
+            let answered = answering.await;
+            drop(permit);
+            answered
+        }
+    };
     let (result, metrics, record) =
         answered.map_err(|e| (ApiError::internal(format!("check record: {e}")), known()))?;
     abandoned.finished = true;
