@@ -48,6 +48,7 @@ pub use artifacts::{
     ArtifactData, ArtifactError, ArtifactStore, DirStore, MAX_ARTIFACT_ID_BYTES, MemoryStore,
     validate_artifact_id,
 };
+pub use call::background::run_waiting_jobs;
 pub use checker::{CheckerTotals, WasmChecker};
 pub use error::{CheckError, LoadError, TrapKind};
 pub use host::{CompilerChoice, HostConfig, Inspection, VerifierHost};

@@ -76,7 +76,12 @@ impl RuntimeThreads {
         for i in 0..n.max(1) {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
-                .on_thread_park(|| PARKS.with(|p| p.set(p.get().wrapping_add(1))))
+                .on_thread_park(|| {
+                    PARKS.with(|p| p.set(p.get().wrapping_add(1)));
+                    // Idle: tear down finished checks and make the ready
+                    // instances here rather than wake another thread.
+                    verdict_sandbox::run_waiting_jobs();
+                })
                 .build()?;
             let handle = runtime.handle().clone();
             let mut stopped = threads.stop.subscribe();

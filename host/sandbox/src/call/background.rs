@@ -125,6 +125,25 @@ pub(crate) fn drop_later<T: Send + 'static>(value: T) {
     drop_then(value, || {});
 }
 
+/// Runs the jobs waiting for the teardown thread here, now: for a thread
+/// about to sleep for want of work (a server's idle thread, from its
+/// runtime's park hook). The stores are dropped and the ready instances
+/// made on a core that is idle anyway, the one the next call is likely to
+/// run on, and no other thread is woken. Returns at once when none wait.
+pub fn run_waiting_jobs() {
+    let Some(Some(teardown)) = TEARDOWN.get() else {
+        return;
+    };
+    if teardown.queued.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let batch = std::mem::take(&mut *lock(&teardown.jobs));
+    for job in batch {
+        job();
+        teardown.queued.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Wakes the teardown thread when jobs wait: called by the epoch tickers
 /// at every tick, and when one stops.
 pub(crate) fn nudge() {
