@@ -76,18 +76,35 @@ for packet in small max; do
     for c in 1 16 64; do
         "$oha" -n "$count" -c "$c" -m POST -H "Authorization: Bearer $token" \
             -H 'Content-Type: application/json' -D "$work/$packet.json" --no-tui \
-            --output-format json "$url" | summary "served c=$c"
+            --output-format json "$url" | tee "$work/$packet-c$c.json" | summary "served c=$c"
     done
-    "$in_process" run "$work/$packet.json" "$work/art" "$count"
+    "$in_process" run "$work/$packet.json" "$work/art" "$count" | tee "$work/$packet-in-process.txt"
 done
 
 # Where the time goes: the HTTP floor (GET /healthz) and a POST read and
 # parsed but refused (400: auth, body, packet parsing; no sandbox call).
 echo '{"executionId":"bench"}' > "$work/invalid.json"
 for c in 1 16; do
-    "$oha" -n "$n" -c "$c" --no-tui --output-format json "http://$addr/healthz" | summary "healthz c=$c"
+    "$oha" -n "$n" -c "$c" --no-tui --output-format json "http://$addr/healthz" \
+        | tee "$work/healthz-c$c.json" | summary "healthz c=$c"
     "$oha" -n "$n" -c "$c" -m POST -H "Authorization: Bearer $token" -D "$work/invalid.json" \
         --no-tui --output-format json "$url" | summary "400 c=$c"
 done
+
+# The server's overhead at concurrency 1 (p50): the served check against
+# the same check in-process, whole and beyond a round trip on which the
+# server does nothing (GET /healthz: the client, the loopback, wake-ups).
+python3 - "$work" <<'PY'
+import json, re, sys
+work = sys.argv[1]
+p50 = lambda name: json.load(open(f"{work}/{name}"))["latencyPercentiles"]["p50"] * 1e6
+floor = p50("healthz-c1.json")
+for packet in ("small", "max"):
+    text = open(f"{work}/{packet}-in-process.txt").read()
+    inproc = float(re.search(r"c=1 .*?p50 ([0-9.]+) ms", text).group(1)) * 1e3
+    served = p50(f"{packet}-c1.json")
+    print(f"overhead c=1 {packet}: served {served:.0f} us - in-process {inproc:.0f} us = {served - inproc:.0f} us;"
+          f" beyond the healthz round trip ({floor:.0f} us): {served - inproc - floor:.0f} us")
+PY
 
 python3 host/server/bench/idle.py "${addr##*:}" "$server" "$idle"
