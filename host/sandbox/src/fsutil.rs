@@ -21,6 +21,15 @@ pub(crate) enum ReadError {
 
 /// Reads all of `file`, a regular file of at most `max_bytes`.
 pub(crate) fn read_regular(file: std::fs::File, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    read_regular_identified(file, max_bytes).map(|(bytes, _)| bytes)
+}
+
+/// [`read_regular`], with the file's identity as `fstat` gave it before
+/// the read (none where the platform has no inodes).
+pub(crate) fn read_regular_identified(
+    file: std::fs::File,
+    max_bytes: u64,
+) -> Result<(Vec<u8>, Option<FileIdentity>), ReadError> {
     let meta = file.metadata().map_err(ReadError::Io)?;
     if !meta.is_file() {
         return Err(ReadError::NotRegular);
@@ -38,7 +47,7 @@ pub(crate) fn read_regular(file: std::fs::File, max_bytes: u64) -> Result<Vec<u8
     if size > max_bytes {
         return Err(ReadError::TooLarge(size));
     }
-    Ok(bytes)
+    Ok((bytes, FileIdentity::of_metadata(&meta)))
 }
 
 /// `O_NONBLOCK` where it exists (opening never waits), else no flags.
@@ -74,6 +83,50 @@ pub(crate) fn is_not_openable(err: &io::Error) -> bool {
 pub(crate) struct FileIdentity(pub(crate) [u64; 7]);
 
 impl FileIdentity {
+    /// From the fields of a `stat`: device, inode, size, then the
+    /// modification and status-change times as seconds and nanoseconds.
+    pub(crate) fn from_stat(dev: u64, ino: u64, size: u64, times: [i64; 4]) -> Self {
+        let signed = |v: i64| v as u64;
+        Self([
+            dev,
+            ino,
+            size,
+            signed(times[0]),
+            signed(times[1]),
+            signed(times[2]),
+            signed(times[3]),
+        ])
+    }
+
+    /// True when the status-change time is before `when`.
+    pub(crate) fn changed_before(&self, when: std::time::SystemTime) -> bool {
+        let Ok(limit) = when.duration_since(std::time::UNIX_EPOCH) else {
+            return false;
+        };
+        let (secs, nanos) = (self.0[5] as i64, self.0[6] as i64);
+        let limit_secs = i64::try_from(limit.as_secs()).unwrap_or(i64::MAX);
+        (secs, nanos) < (limit_secs, i64::from(limit.subsec_nanos()))
+    }
+
+    /// The identity in `m` (none where the platform gives no inode).
+    pub(crate) fn of_metadata(m: &std::fs::Metadata) -> Option<Self> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Self::from_stat(
+                m.dev(),
+                m.ino(),
+                m.size(),
+                [m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()],
+            ))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = m;
+            None
+        }
+    }
+
     /// The identity of the regular file at `path` (symlinks followed);
     /// `None` for anything else, or where the platform gives no inode.
     pub(crate) fn of(path: &std::path::Path) -> Option<Self> {
@@ -84,16 +137,12 @@ impl FileIdentity {
             if !m.is_file() {
                 return None;
             }
-            let signed = |v: i64| v as u64;
-            Some(Self([
+            Some(Self::from_stat(
                 m.dev(),
                 m.ino(),
                 m.size(),
-                signed(m.mtime()),
-                signed(m.mtime_nsec()),
-                signed(m.ctime()),
-                signed(m.ctime_nsec()),
-            ]))
+                [m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()],
+            ))
         }
         #[cfg(not(unix))]
         {

@@ -8,9 +8,13 @@
 //! (`O_NONBLOCK`) and checked on the open descriptor, so a FIFO, a socket,
 //! a character or block device, or a directory is `NotFound` and never
 //! waited on.
+//!
+//! Small files that have not changed for a while are served from memory
+//! after one `lstat` ([`super::cache`]).
 
+use super::cache::ArtifactCache;
 use super::{ArtifactData, ArtifactError, ArtifactStore, validate_artifact_id, validate_prefix};
-use crate::fsutil::{self, ReadError};
+use crate::fsutil::{self, FileIdentity, ReadError};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 use sha2::{Digest, Sha256};
@@ -26,13 +30,69 @@ const MAX_LIST_VISITS: usize = 100_000;
 #[derive(Debug)]
 pub struct DirStore {
     root: Dir,
+    cache: ArtifactCache,
 }
 
 impl DirStore {
     /// Opens `root` as a tenant's artifact root.
     pub fn open(root: impl AsRef<Path>) -> io::Result<Self> {
         let root = Dir::open_ambient_dir(root.as_ref(), ambient_authority())?;
-        Ok(Self { root })
+        Ok(Self {
+            root,
+            cache: ArtifactCache::default(),
+        })
+    }
+}
+
+impl DirStore {
+    /// The identity of the regular file at `id` itself (no symlink at its
+    /// end), resolved inside the root.
+    fn identity_at(&self, id: &str) -> Option<FileIdentity> {
+        use cap_std::fs::MetadataExt;
+        let m = self.root.symlink_metadata(id).ok()?;
+        m.is_file().then(|| {
+            FileIdentity::from_stat(
+                m.dev(),
+                m.ino(),
+                m.size(),
+                [m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()],
+            )
+        })
+    }
+
+    /// Reads `id` from its file, with the identity of the file read.
+    fn read_file(
+        &self,
+        id: &str,
+        max_bytes: u64,
+    ) -> Result<(ArtifactData, Option<FileIdentity>), ArtifactError> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            options.custom_flags(fsutil::nonblocking_flag());
+        }
+        let file = match self.root.open_with(id, &options) {
+            Ok(file) => file,
+            Err(e) if fsutil::is_not_openable(&e) => return Err(ArtifactError::NotFound),
+            Err(e) => return Err(map_io(&e)),
+        };
+        let (bytes, identity) = fsutil::read_regular_identified(file.into_std(), max_bytes)
+            .map_err(|e| match e {
+                ReadError::NotRegular => ArtifactError::NotFound,
+                ReadError::TooLarge(size) => ArtifactError::TooLarge(size),
+                ReadError::Io(e) => map_io(&e),
+            })?;
+        let size = bytes.len() as u64;
+        let revision = hex::encode(&Sha256::digest(&bytes)[..16]);
+        let data = ArtifactData {
+            id: id.to_owned(),
+            revision,
+            size,
+            bytes,
+        };
+        Ok((data, identity))
     }
 }
 
@@ -46,31 +106,25 @@ fn map_io(err: &io::Error) -> ArtifactError {
 impl ArtifactStore for DirStore {
     fn read(&self, id: &str, max_bytes: u64) -> Result<ArtifactData, ArtifactError> {
         validate_artifact_id(id)?;
-        let mut options = OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
+        // The path itself, not a symlink's target: only such are cached.
+        let at_path = self.identity_at(id);
+        if let Some(identity) = at_path
+            && let Some(data) = self.cache.get(id, identity)
         {
-            use cap_std::fs::OpenOptionsExt;
-            options.custom_flags(fsutil::nonblocking_flag());
+            return if data.size > max_bytes {
+                Err(ArtifactError::TooLarge(data.size))
+            } else {
+                Ok(data)
+            };
         }
-        let file = match self.root.open_with(id, &options) {
-            Ok(file) => file,
-            Err(e) if fsutil::is_not_openable(&e) => return Err(ArtifactError::NotFound),
-            Err(e) => return Err(map_io(&e)),
-        };
-        let bytes = fsutil::read_regular(file.into_std(), max_bytes).map_err(|e| match e {
-            ReadError::NotRegular => ArtifactError::NotFound,
-            ReadError::TooLarge(size) => ArtifactError::TooLarge(size),
-            ReadError::Io(e) => map_io(&e),
-        })?;
-        let size = bytes.len() as u64;
-        let revision = hex::encode(&Sha256::digest(&bytes)[..16]);
-        Ok(ArtifactData {
-            id: id.to_owned(),
-            revision,
-            size,
-            bytes,
-        })
+        let read = self.read_file(id, max_bytes);
+        match (&read, at_path) {
+            (Ok((data, Some(read_from))), Some(at_path)) if *read_from == at_path => {
+                self.cache.put(at_path, data, std::time::SystemTime::now());
+            }
+            _ => self.cache.forget(id),
+        }
+        read.map(|(data, _)| data)
     }
 
     fn list(&self, prefix: &str, max_entries: usize) -> Result<Vec<String>, ArtifactError> {
@@ -130,6 +184,7 @@ fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn store() -> (tempfile::TempDir, tempfile::TempDir, DirStore) {
         let outside = tempfile::tempdir().unwrap();
@@ -162,6 +217,49 @@ mod tests {
         assert_eq!(s.read("A42", 13), Err(ArtifactError::TooLarge(14)));
         assert_eq!(s.read("missing", 10), Err(ArtifactError::NotFound));
         assert_eq!(s.read("receipts", 10), Err(ArtifactError::NotFound));
+    }
+
+    /// One wait for [`super::super::cache::SETTLE`], then every way a file
+    /// can change under a cached entry.
+    #[test]
+    fn settled_small_files_are_cached_until_their_file_changes() {
+        let (_o, root, s) = store();
+        let cached = |id: &str| {
+            s.identity_at(id)
+                .and_then(|identity| s.cache.get(id, identity))
+                .map(|d| d.bytes)
+        };
+        std::fs::write(root.path().join("big"), vec![b'x'; 70 * 1024]).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("A42", root.path().join("link")).unwrap();
+        // Fresh: read, not cached.
+        assert_eq!(s.read("A42", 1024).unwrap().bytes, b"{\"ready\":true}");
+        assert_eq!(cached("A42"), None);
+        std::thread::sleep(super::super::cache::SETTLE + Duration::from_millis(100));
+        // Settled: cached, and served within the caller's bound only.
+        assert_eq!(s.read("A42", 1024).unwrap().bytes, b"{\"ready\":true}");
+        assert_eq!(cached("A42").as_deref(), Some(&b"{\"ready\":true}"[..]));
+        assert_eq!(s.read("A42", 13), Err(ArtifactError::TooLarge(14)));
+        assert_eq!(s.read("A42", 1024).unwrap().revision.len(), 32);
+        // Too large, or reached through a symlink: never cached.
+        assert_eq!(s.read("big", 1 << 20).unwrap().size, 70 * 1024);
+        assert_eq!(cached("big"), None);
+        #[cfg(unix)]
+        {
+            assert_eq!(s.read("link", 1024).unwrap().bytes, b"{\"ready\":true}");
+            assert_eq!(s.cache.get("link", s.identity_at("A42").unwrap()), None);
+        }
+        // Rewritten in place with as many bytes: the new content at once.
+        std::fs::write(root.path().join("A42"), b"{\"ready\":fals}").unwrap();
+        assert_eq!(s.read("A42", 1024).unwrap().bytes, b"{\"ready\":fals}");
+        // Replaced by a rename: the new file's content.
+        std::fs::write(root.path().join("new"), b"{\"ready\":TRUE}").unwrap();
+        std::fs::rename(root.path().join("new"), root.path().join("A42")).unwrap();
+        assert_eq!(s.read("A42", 1024).unwrap().bytes, b"{\"ready\":TRUE}");
+        // Removed: not found, and forgotten.
+        std::fs::remove_file(root.path().join("A42")).unwrap();
+        assert_eq!(s.read("A42", 1024), Err(ArtifactError::NotFound));
+        assert!(s.cache.is_empty_for("A42"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! empty segments, backslashes or NUL, before touching any storage, so both
 //! implementations give the same answer for the same hostile id.
 
+mod cache;
 mod dir;
 mod memory;
 
