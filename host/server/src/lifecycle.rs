@@ -96,12 +96,19 @@ impl Server {
             .map_err(|source| ServeError::Bind { addr, source })?;
         let check_threads = match settings.server.check_threads {
             0 => None,
-            n => Some(RuntimeThreads::start("verdict-check", n).map_err(|source| {
-                ServeError::Threads {
+            // Idle, a check thread tears down finished checks and makes the
+            // next ready instances, on its own core.
+            n => Some(
+                RuntimeThreads::start(
+                    "verdict-check",
+                    n,
+                    Arc::new(verdict_sandbox::run_waiting_jobs),
+                )
+                .map_err(|source| ServeError::Threads {
                     what: "check",
                     source,
-                }
-            })?),
+                })?,
+            ),
         };
         let state = Arc::new(AppState::new(
             catalog,
@@ -155,7 +162,19 @@ impl Server {
         let mut stopped = stop.subscribe();
         // Without its own threads (they could not start), the server
         // serves on the runtime that runs it.
-        let threads = RuntimeThreads::start("verdict-http", state.server.http_threads)
+        // Idle, a serving thread does that work too, unless checks run on
+        // the check threads (they do it there, away from this core).
+        let checks_here = Arc::clone(&state);
+        let when_idle = Arc::new(move || {
+            if checks_here
+                .check_threads
+                .as_ref()
+                .is_none_or(RuntimeThreads::idle)
+            {
+                verdict_sandbox::run_waiting_jobs();
+            }
+        });
+        let threads = RuntimeThreads::start("verdict-http", state.server.http_threads, when_idle)
             .inspect_err(|e| tracing::warn!(error = %e, "serving on the main runtime"))
             .ok();
         loop {

@@ -65,8 +65,13 @@ impl std::fmt::Debug for RuntimeThreads {
 }
 
 impl RuntimeThreads {
-    /// Starts `n` (at least 1) threads named `{name}-{i}`.
-    pub(crate) fn start(name: &str, n: usize) -> io::Result<Self> {
+    /// Starts `n` (at least 1) threads named `{name}-{i}`; each runs
+    /// `when_idle` whenever it is about to sleep for want of work.
+    pub(crate) fn start(
+        name: &str,
+        n: usize,
+        when_idle: Arc<dyn Fn() + Send + Sync>,
+    ) -> io::Result<Self> {
         let (stop, _) = watch::channel(false);
         let mut threads = Self {
             lanes: Vec::with_capacity(n),
@@ -76,11 +81,12 @@ impl RuntimeThreads {
         for i in 0..n.max(1) {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
-                .on_thread_park(|| {
-                    PARKS.with(|p| p.set(p.get().wrapping_add(1)));
-                    // Idle: tear down finished checks and make the ready
-                    // instances here rather than wake another thread.
-                    verdict_sandbox::run_waiting_jobs();
+                .on_thread_park({
+                    let when_idle = Arc::clone(&when_idle);
+                    move || {
+                        PARKS.with(|p| p.set(p.get().wrapping_add(1)));
+                        when_idle();
+                    }
                 })
                 .build()?;
             let handle = runtime.handle().clone();
@@ -105,6 +111,13 @@ impl RuntimeThreads {
             threads.joins.push(join);
         }
         Ok(threads)
+    }
+
+    /// True when no thread has a task unfinished.
+    pub(crate) fn idle(&self) -> bool {
+        self.lanes
+            .iter()
+            .all(|l| l.busy.load(Ordering::Relaxed) == 0)
     }
 
     /// Runs `task` on the thread with the fewest unfinished tasks.
@@ -158,7 +171,8 @@ mod tests {
 
     #[test]
     fn deals_tasks_to_the_least_busy_thread_and_stops() {
-        let threads = RuntimeThreads::start("lane", 2).unwrap_or_else(|e| panic!("{e}"));
+        let threads =
+            RuntimeThreads::start("lane", 2, Arc::new(|| {})).unwrap_or_else(|e| panic!("{e}"));
         let (release, _) = watch::channel(false);
         let (names_tx, names_rx) = std::sync::mpsc::channel();
         for _ in 0..4 {
@@ -176,6 +190,7 @@ mod tests {
         names.sort();
         let expected = ["lane-0", "lane-0", "lane-1", "lane-1"].map(|n| Some(n.to_owned()));
         assert_eq!(names, expected);
+        assert!(!threads.idle());
         // A finished task frees its thread: the next goes to the idle one.
         release.send_replace(true);
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
@@ -187,6 +202,7 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "tasks never finished");
             std::thread::sleep(Duration::from_millis(1));
         }
+        assert!(threads.idle());
         drop(threads);
     }
 }
