@@ -37,6 +37,9 @@ trap cleanup EXIT
 ulimit -n "$(ulimit -Hn)"
 mkdir "$work/art"
 echo '{"id":"A42","ready":true}' > "$work/art/A42"
+# Both sides then read it from the directory store's memory (a file is
+# kept there once unchanged for 2 s), not one side from disk.
+sleep 2
 "$in_process" packets "$work"
 guest=$("$in_process" guest)
 token=bench-token-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')

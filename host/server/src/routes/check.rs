@@ -252,10 +252,10 @@ async fn check(
         .observe(metrics.duration.as_secs_f64());
     m.fuel.get_or_create(&labels).inc_by(metrics.fuel_used);
 
-    let mut json = report::check_json(&tenant.name, Some(&digest), &result, &metrics);
-    json["checkId"] = serde_json::json!(check_id);
-    json["witVersion"] = serde_json::json!(WIT_VERSION);
-    let mut response = axum::Json(json).into_response();
+    let mut answer = report::CheckReport::new(&tenant.name, Some(&digest), &result, &metrics);
+    answer.check_id = Some(&check_id);
+    answer.wit_version = Some(WIT_VERSION);
+    let mut response = axum::Json(answer).into_response();
     if let Ok(value) = HeaderValue::from_str(&check_id) {
         response.headers_mut().insert(CHECK_ID_HEADER, value);
     }
