@@ -130,24 +130,10 @@ impl FileIdentity {
     /// The identity of the regular file at `path` (symlinks followed);
     /// `None` for anything else, or where the platform gives no inode.
     pub(crate) fn of(path: &std::path::Path) -> Option<Self> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            let m = std::fs::metadata(path).ok()?;
-            if !m.is_file() {
-                return None;
-            }
-            Some(Self::from_stat(
-                m.dev(),
-                m.ino(),
-                m.size(),
-                [m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()],
-            ))
+        let m = std::fs::metadata(path).ok()?;
+        if !m.is_file() {
+            return None;
         }
-        #[cfg(not(unix))]
-        {
-            let _ = path;
-            None
-        }
+        Self::of_metadata(&m)
     }
 }

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::client::{connect, get, post, read_reply, request, send};
-use super::server::{ADMIN, ALPHA, Served, config, packet};
+use super::server::{ADMIN, ALPHA, Served, config, packet, spinning_config};
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -114,16 +114,9 @@ fn a_one_gib_body_is_refused_with_413_without_being_read() {
 #[test]
 fn over_the_tenants_limit_a_check_gets_429_with_retry_after() {
     // Alpha runs one check at a time; a spinning verifier holds it.
-    let mut text = config(
+    let text = spinning_config(
         "",
         "max_concurrent_checks = 1\n[tenants.alpha.limits]\ntimeout_ms = 1500\nfuel = 100000000000000",
-    );
-    text = text.replace(
-        "completion = \"builtin:artifact-ready\"\ntoken_hash",
-        &format!(
-            "completion = {:?}\ntoken_hash",
-            verdict_test_support::guests::HOSTILE_SPIN
-        ),
     );
     let served = Served::start(&text);
     let addr = served.addr;
@@ -135,18 +128,10 @@ fn over_the_tenants_limit_a_check_gets_429_with_retry_after() {
             &packet("ready.json"),
         )
     });
-    let started = Instant::now();
-    let in_flight = r#"verdict_checks_in_flight{tenant="alpha"} 1"#;
-    while !get(addr, "/metrics", Some(ADMIN))
-        .text()
-        .contains(in_flight)
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the check never started"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    served.wait_metrics(
+        &[r#"verdict_checks_in_flight{tenant="alpha"} 1"#],
+        Duration::from_secs(10),
+    );
     let refused = post(
         addr,
         "/v1/tenants/alpha/completion",
@@ -163,54 +148,44 @@ fn over_the_tenants_limit_a_check_gets_429_with_retry_after() {
 }
 
 #[test]
-fn a_dropped_request_cancels_its_check_on_the_server() {
-    let mut text = config(
-        "",
+fn dropped_requests_cancel_their_checks_on_the_server() {
+    // Three spinning checks: the first runs on its connection's thread (the
+    // server was idle), the others find it running and go to the check
+    // threads; dropping each request cancels its check wherever it runs.
+    let text = spinning_config(
+        "http_threads = 1\ncheck_threads = 2",
         "[tenants.alpha.limits]\ntimeout_ms = 20000\nfuel = 100000000000000",
     );
-    text = text.replace(
-        "completion = \"builtin:artifact-ready\"\ntoken_hash",
-        &format!(
-            "completion = {:?}\ntoken_hash",
-            verdict_test_support::guests::HOSTILE_SPIN
-        ),
-    );
     let served = Served::start(&text);
-    let mut stream = connect(served.addr);
-    send(
-        &mut stream,
-        "POST",
-        "/v1/tenants/alpha/completion",
-        Some(ALPHA),
-        &[],
-        &packet("ready.json"),
-    );
-    let in_flight = r#"verdict_checks_in_flight{tenant="alpha"} 1"#;
-    let started = Instant::now();
-    while !get(served.addr, "/metrics", Some(ADMIN))
-        .text()
-        .contains(in_flight)
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the check never started"
+    let mut streams = Vec::new();
+    for running in 1..=3 {
+        let mut stream = connect(served.addr);
+        send(
+            &mut stream,
+            "POST",
+            "/v1/tenants/alpha/completion",
+            Some(ALPHA),
+            &[],
+            &packet("ready.json"),
         );
-        std::thread::sleep(Duration::from_millis(20));
+        streams.push(stream);
+        served.wait_metrics(
+            &[&format!(
+                r#"verdict_checks_in_flight{{tenant="alpha"}} {running}"#
+            )],
+            Duration::from_secs(10),
+        );
     }
-    drop(stream);
-    // Cancelled long before its 20 s deadline.
-    let cancelled =
-        r#"verdict_checks_total{tenant="alpha",role="completion",status="cancelled"} 1"#;
-    let idle = r#"verdict_checks_in_flight{tenant="alpha"} 0"#;
-    let dropped = Instant::now();
-    loop {
-        let m = get(served.addr, "/metrics", Some(ADMIN)).text();
-        if m.contains(cancelled) && m.contains(idle) {
-            break;
-        }
-        assert!(dropped.elapsed() < Duration::from_secs(5), "{m}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    drop(streams);
+    // All cancelled long before their 20 s deadline; the server serves on.
+    served.wait_metrics(
+        &[
+            r#"verdict_checks_total{tenant="alpha",role="completion",status="cancelled"} 3"#,
+            r#"verdict_checks_in_flight{tenant="alpha"} 0"#,
+        ],
+        Duration::from_secs(5),
+    );
+    assert_eq!(get(served.addr, "/healthz", None).status, 200);
 }
 
 #[test]

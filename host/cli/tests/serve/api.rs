@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::client::{get, post, request};
-use super::server::{ADMIN, ALPHA, BETA, Served, config, packet};
+use super::server::{ADMIN, ALPHA, BETA, Served, config, packet, spinning_config};
 
 #[test]
 fn every_route_answers_and_every_error_is_one_json_shape() {
@@ -291,16 +291,9 @@ fn a_tenants_token_never_reaches_or_names_another_tenant() {
 
 #[test]
 fn the_deadline_header_shortens_a_check_but_never_past_the_tenants_timeout() {
-    let text = config(
+    let text = spinning_config(
         "",
         "[tenants.alpha.limits]\ntimeout_ms = 400\nfuel = 100000000000000",
-    )
-    .replace(
-        "completion = \"builtin:artifact-ready\"\ntoken_hash",
-        &format!(
-            "completion = {:?}\ntoken_hash",
-            verdict_test_support::guests::HOSTILE_SPIN
-        ),
     );
     let served = Served::start_with(&text, &["--log-format", "json"]);
     let spin = |deadline: &str| {

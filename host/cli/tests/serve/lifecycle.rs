@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::client::{connect, get, post, read_reply, request, send};
-use super::server::{ADMIN, ALPHA, Served, config, packet};
+use super::server::{ADMIN, ALPHA, Served, config, packet, spinning_config};
 use nix::sys::signal::Signal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,16 +30,9 @@ fn hash_token_prints_the_sha256_hex_as_its_last_line() {
 #[test]
 fn sigterm_answers_every_accepted_request_then_exits_zero() {
     // Checks that spin to their 1.5 s deadline are in flight at SIGTERM.
-    let text = config(
+    let text = spinning_config(
         "",
         "[tenants.alpha.limits]\ntimeout_ms = 1500\nfuel = 100000000000000",
-    )
-    .replace(
-        "completion = \"builtin:artifact-ready\"\ntoken_hash",
-        &format!(
-            "completion = {:?}\ntoken_hash",
-            verdict_test_support::guests::HOSTILE_SPIN
-        ),
     );
     let mut served = Served::start(&text);
     let mut streams: Vec<_> = (0..6)

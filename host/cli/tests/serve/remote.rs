@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::client::get;
-use super::server::{ADMIN, ALPHA, Served, config};
+use super::server::{ADMIN, ALPHA, Served, config, spinning_config};
 use crate::support::{self, Fake, Running, Setup, base_config};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -77,16 +77,9 @@ fn a_run_without_the_remote_token_is_a_config_error() {
 
 #[test]
 fn a_cancelled_run_cancels_its_remote_check() {
-    let text = config(
+    let text = spinning_config(
         "",
         "[tenants.alpha.limits]\ntimeout_ms = 20000\nfuel = 100000000000000",
-    )
-    .replace(
-        "completion = \"builtin:artifact-ready\"\ntoken_hash",
-        &format!(
-            "completion = {:?}\ntoken_hash",
-            verdict_test_support::guests::HOSTILE_SPIN
-        ),
     );
     let served = Served::start(&text);
     let fake = Fake::start(Script::new(vec![ScriptedTurn::text("Done.")]));

@@ -47,6 +47,18 @@ token_hash = "{beta}"
     )
 }
 
+/// [`config`] with alpha's completion checker spinning until its deadline
+/// (the hostile `spin` guest), for checks that stay in flight.
+pub fn spinning_config(extra: &str, alpha_extra: &str) -> String {
+    config(extra, alpha_extra).replace(
+        "completion = \"builtin:artifact-ready\"\ntoken_hash",
+        &format!(
+            "completion = {:?}\ntoken_hash",
+            verdict_test_support::guests::HOSTILE_SPIN
+        ),
+    )
+}
+
 /// A running server and its directory; killed when dropped.
 pub struct Served {
     child: Child,
@@ -144,6 +156,20 @@ impl Served {
     }
 
     /// Polls until `log()` contains `text` (at most `limit`).
+    /// Waits until `/metrics` (read as admin) shows every one of `series`;
+    /// fails the test after `limit`.
+    pub fn wait_metrics(&self, series: &[&str], limit: Duration) {
+        let started = Instant::now();
+        loop {
+            let m = super::client::get(self.addr, "/metrics", Some(ADMIN)).text();
+            if series.iter().all(|s| m.contains(s)) {
+                return;
+            }
+            assert!(started.elapsed() < limit, "{series:?} not in:\n{m}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     pub fn wait_log(&self, text: &str, limit: Duration) -> bool {
         let started = Instant::now();
         while started.elapsed() < limit {
