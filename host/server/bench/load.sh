@@ -6,14 +6,15 @@
 # then the server's memory per idle connection with 5,000 open.
 #
 # Usage: host/server/bench/load.sh  (BENCH_N: checks per small point,
-# default 20000; max points run a tenth of it.)
+# default 50000, a few seconds each, so that the start of a point (oha
+# opening its connections) is not a percent of it; max points run a tenth.)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
 target=${CARGO_TARGET_DIR:-$PWD/target}
 tools=$target/bench-tools
 oha_version=1.16.0
-n=${BENCH_N:-20000}
+n=${BENCH_N:-50000}
 n_max=$((n / 10))
 idle=${BENCH_IDLE:-5000}
 
