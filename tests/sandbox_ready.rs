@@ -199,3 +199,44 @@ fn a_dropped_verifier_drops_its_ready_instances() {
     drop(verifier);
     wait_until(baseline, || Arc::strong_count(&artifacts));
 }
+
+/// A thread lending its idle time to the teardown work
+/// (`run_waiting_jobs`, what `verdict serve`'s threads do before they
+/// sleep) is not held long by a verifier whose instantiation runs long:
+/// here its start function counts down for most of a second, and the
+/// refill made there is given up after a few milliseconds.
+#[test]
+fn an_idle_thread_gives_up_a_slow_instantiation() {
+    let wat = core_guest::with_items(
+        &core_guest::source("good"),
+        "(func $count (local $i i32) (local.set $i (i32.const 600000000)) \
+         (loop $l (local.set $i (i32.sub (local.get $i) (i32.const 1))) \
+         (br_if $l (local.get $i)))) (start $count)",
+    );
+    let verifier = host()
+        .load_bytes(&core_guest::component(&wat))
+        .expect("loads")
+        .0;
+    let tenant = pooled("ready-slow-start", 1).with_limits(Limits {
+        timeout_ms: 30_000,
+        fuel: u64::MAX / 2,
+        ..Limits::default()
+    });
+    let started = Instant::now();
+    let report = verifier.check(&tenant, &read_packet(), &CheckContext::new());
+    assert!(report.result.is_ok(), "{:?}", report.result);
+    let instantiating = started.elapsed();
+    // Its store is dropped and the refill queued a moment after the
+    // answer: lend this thread often meanwhile.
+    let until = Instant::now() + Duration::from_millis(200);
+    let mut longest = Duration::ZERO;
+    while Instant::now() < until {
+        let lent = Instant::now();
+        verdict_sandbox::run_waiting_jobs();
+        longest = longest.max(lent.elapsed());
+    }
+    assert!(
+        longest < instantiating / 4,
+        "lent for {longest:?}; instantiating takes {instantiating:?}"
+    );
+}

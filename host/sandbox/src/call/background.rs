@@ -13,6 +13,7 @@
 //! policy, so it uses only cores no caller wants: when every core is busy,
 //! the queue fills and callers drop their own stores, as without it.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -125,11 +126,26 @@ pub(crate) fn drop_later<T: Send + 'static>(value: T) {
     drop_then(value, || {});
 }
 
+thread_local! {
+    /// Set while [`run_waiting_jobs`] runs jobs on this thread.
+    static ON_IDLE_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// True while jobs run on a thread that lent itself from its idle time
+/// ([`run_waiting_jobs`]): work there must stay short, since the thread
+/// has its own to get back to.
+pub(crate) fn on_idle_thread() -> bool {
+    ON_IDLE_THREAD.with(Cell::get)
+}
+
 /// Runs the jobs waiting for the teardown thread here, now: for a thread
 /// about to sleep for want of work (a server's idle thread, from its
 /// runtime's park hook). The stores are dropped and the ready instances
 /// made on a core that is idle anyway, the one the next call is likely to
 /// run on, and no other thread is woken. Returns at once when none wait.
+/// A ready instance whose instantiation (guest code: start functions)
+/// takes longer than [`crate::verifier::ready::IDLE_MAKE_BUDGET`] is
+/// abandoned here, and its verifier's are no longer made on such threads.
 pub fn run_waiting_jobs() {
     let Some(Some(teardown)) = TEARDOWN.get() else {
         return;
@@ -138,10 +154,12 @@ pub fn run_waiting_jobs() {
         return;
     }
     let batch = std::mem::take(&mut *lock(&teardown.jobs));
+    ON_IDLE_THREAD.with(|on| on.set(true));
     for job in batch {
         job();
         teardown.queued.fetch_sub(1, Ordering::AcqRel);
     }
+    ON_IDLE_THREAD.with(|on| on.set(false));
 }
 
 /// Wakes the teardown thread when jobs wait: called by the epoch tickers

@@ -21,7 +21,7 @@
 
 use super::Prepared;
 use crate::artifacts::ArtifactStore;
-use crate::call::background::drop_later;
+use crate::call::background::{self, drop_later};
 use crate::call::guard;
 use crate::call::handoff::GuestPolls;
 use crate::call::usage::Usage;
@@ -30,9 +30,12 @@ use crate::load::shared::Shared;
 use crate::store::clock::CallClock;
 use crate::store::state::{CallArm, CallPhase, StoreState};
 use crate::tenant::Tenant;
-use std::sync::atomic::Ordering;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, TryLockError, Weak};
-use std::time::{Instant, SystemTime};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime};
 use verdict_policy::{CancelHandle, CheckContext};
 use wasmtime::UpdateDeadline;
 use wasmtime::component::Instance;
@@ -68,10 +71,17 @@ impl Drop for Held {
     }
 }
 
+/// The longest a ready instance is instantiated on a thread lent from its
+/// idle time ([`crate::call::background::run_waiting_jobs`]), whose own
+/// work waits meanwhile (plus at most one fuel-yield interval).
+pub(crate) const IDLE_MAKE_BUDGET: Duration = Duration::from_millis(2);
+
 /// Why no ready instance was made.
 enum NotMade {
     /// The engine holds as many ready instances as it may: try again later.
     OverBudget,
+    /// Instantiating outlasted [`IDLE_MAKE_BUDGET`] on an idle thread.
+    TooSlowHere,
     /// Instantiating failed under the tenant's limits: do not try again.
     Failed,
 }
@@ -80,6 +90,9 @@ enum NotMade {
 #[derive(Default)]
 pub(crate) struct ReadyPools {
     pools: Mutex<Vec<Pool>>,
+    /// Instantiating once outlasted [`IDLE_MAKE_BUDGET`]: made on the
+    /// teardown thread only.
+    slow_start: AtomicBool,
 }
 
 /// One tenant's ready instances.
@@ -179,6 +192,7 @@ impl ReadyPools {
                 drop(extra);
             }
             Err(NotMade::OverBudget) => {}
+            Err(NotMade::TooSlowHere) => self.slow_start.store(true, Ordering::Relaxed),
             Err(NotMade::Failed) => pool.want = 0,
         }
     }
@@ -214,8 +228,12 @@ pub(crate) struct Refill {
 impl Refill {
     /// Makes the instance and files it (off the caller's path).
     pub(crate) fn run(mut self) {
-        self.ran = true;
         if let Some(prepared) = self.verifier.upgrade() {
+            if background::on_idle_thread() && prepared.ready.slow_start.load(Ordering::Relaxed) {
+                // Dropped unrun: the next check's teardown asks again.
+                return;
+            }
+            self.ran = true;
             let made = make(&prepared, &self.tenant);
             prepared.ready.put(&self.tenant, made);
         }
@@ -228,6 +246,26 @@ impl Drop for Refill {
             && let Some(prepared) = self.verifier.upgrade()
         {
             prepared.ready.unpend(&self.tenant);
+        }
+    }
+}
+
+/// `inner`, or `None` once polled at or after `give_up` unfinished.
+struct Budgeted<F> {
+    inner: F,
+    give_up: Option<Instant>,
+}
+
+impl<F: Future + Unpin> Future for Budgeted<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(out) = Pin::new(&mut self.inner).poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        match self.give_up {
+            Some(at) if Instant::now() >= at => Poll::Ready(None),
+            _ => Poll::Pending,
         }
     }
 }
@@ -276,7 +314,16 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> 
     });
     store.data_mut().phase = CallPhase::Instantiating;
     let instantiating = GuestPolls(Box::pin(prepared.pre.instantiate_async(&mut store)));
-    let instance = guard::block_on(instantiating, Some(deadline)).map_err(|_| NotMade::Failed)?;
+    // On a thread lent from its idle time, give up after a short while.
+    let give_up =
+        background::on_idle_thread().then(|| (Instant::now() + IDLE_MAKE_BUDGET).min(deadline));
+    let bounded = Budgeted {
+        inner: instantiating,
+        give_up,
+    };
+    let instance = guard::block_on(bounded, Some(give_up.unwrap_or(deadline)))
+        .ok_or(NotMade::TooSlowHere)?
+        .map_err(|_| NotMade::Failed)?;
     if store.data().limiter.memory_refused {
         return Err(NotMade::Failed);
     }
