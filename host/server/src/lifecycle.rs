@@ -160,10 +160,9 @@ impl Server {
         let graceful = GracefulShutdown::new();
         let connections = Arc::new(Semaphore::new(state.server.max_connections));
         let mut stopped = stop.subscribe();
-        // Without its own threads (they could not start), the server
-        // serves on the runtime that runs it.
-        // Idle, a serving thread does that work too, unless checks run on
-        // the check threads (they do it there, away from this core).
+        // Idle, a serving thread does the teardowns and refills too, unless
+        // checks run on the check threads (they do it there, away from
+        // this core).
         let checks_here = Arc::clone(&state);
         let when_idle = Arc::new(move || {
             if checks_here
@@ -174,6 +173,8 @@ impl Server {
                 verdict_sandbox::run_waiting_jobs();
             }
         });
+        // Without its own threads (they could not start), the server
+        // serves on the runtime that runs it.
         let threads = RuntimeThreads::start("verdict-http", state.server.http_threads, when_idle)
             .inspect_err(|e| tracing::warn!(error = %e, "serving on the main runtime"))
             .ok();
