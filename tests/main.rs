@@ -23,4 +23,5 @@ mod sandbox_load_shapes;
 mod sandbox_ready;
 mod sandbox_tiers;
 mod sandbox_verifiers;
+mod sandbox_warm;
 mod sandbox_wasi_deny;

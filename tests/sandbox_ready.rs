@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use verdict_policy::CheckContext;
 use verdict_sandbox::{CheckError, Limits, LoadedVerifier, Tenant};
-use verdict_test_support::{core_guest, guests, host, load, read_packet, ready_tenant};
+use verdict_test_support::{
+    core_guest, guests, host, load, read_packet, ready_tenant, wait_for_ready,
+};
 
 /// A verifier that counts its calls in a global and answers complete only
 /// on the first call of its instance (reason: the count, as one digit).
@@ -45,15 +47,6 @@ fn pooled(id: &str, n: usize) -> Tenant {
     ready_tenant(id).0.with_ready_instances(n)
 }
 
-/// Waits until `verifier` holds at least `n` ready instances.
-fn wait_for_ready(verifier: &LoadedVerifier, n: usize) {
-    let until = Instant::now() + Duration::from_secs(30);
-    while verifier.ready_instances() < n {
-        assert!(Instant::now() < until, "the pool never refilled");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
 #[test]
 fn every_check_sees_a_fresh_instance() {
     let verifier = counter();
@@ -61,7 +54,10 @@ fn every_check_sees_a_fresh_instance() {
     let packet = read_packet();
     for round in 0..20 {
         if round > 0 {
-            wait_for_ready(&verifier, 1);
+            wait_for_ready(&verifier, 1, || {
+                let report = verifier.check(&tenant, &packet, &CheckContext::new());
+                assert_eq!(report.result.unwrap().reason.as_deref(), Some("1"));
+            });
         }
         let report = verifier.check(&tenant, &packet, &CheckContext::new());
         let verdict = report.result.expect("the counter answers");
@@ -80,8 +76,11 @@ fn a_ready_check_is_charged_what_instantiating_cost() {
         &CheckContext::new(),
     );
     let tenant = pooled("ready-fuel", 1);
-    verifier.check(&tenant, &packet, &CheckContext::new());
-    wait_for_ready(&verifier, 1);
+    let ask = || {
+        verifier.check(&tenant, &packet, &CheckContext::new());
+    };
+    ask();
+    wait_for_ready(&verifier, 1, ask);
     let ready = verifier.check(&tenant, &packet, &CheckContext::new());
     assert!(ready.result.unwrap().complete);
     assert!(plain.result.unwrap().complete);
@@ -97,8 +96,11 @@ fn a_ready_check_is_charged_what_instantiating_cost() {
 fn a_ready_check_sees_the_clock_of_its_own_start() {
     let verifier = load(guests::ARTIFACT_READY);
     let tenant = pooled("ready-clock", 1);
-    verifier.check(&tenant, &read_packet(), &CheckContext::new());
-    wait_for_ready(&verifier, 1);
+    let ask = || {
+        verifier.check(&tenant, &read_packet(), &CheckContext::new());
+    };
+    ask();
+    wait_for_ready(&verifier, 1, ask);
     std::thread::sleep(Duration::from_millis(30));
     let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     let report = verifier.check(&tenant, &read_packet(), &CheckContext::new());
@@ -126,7 +128,10 @@ fn deadlines_and_fuel_stop_a_ready_check_as_any_other() {
     });
     for round in 0..3 {
         if round > 0 {
-            wait_for_ready(&verifier, 2);
+            wait_for_ready(&verifier, 2, || {
+                verifier.check(&by_deadline, &read_packet(), &CheckContext::new());
+                verifier.check(&by_fuel, &read_packet(), &CheckContext::new());
+            });
         }
         let timed_out = verifier.check(&by_deadline, &read_packet(), &CheckContext::new());
         assert_eq!(timed_out.result, Err(CheckError::Timeout { limit_ms: 50 }));
@@ -148,7 +153,9 @@ fn memory_caps_hold_on_a_ready_instance() {
     let tenant = pooled("ready-alloc-bomb", 1).with_limits(limits);
     for round in 0..3 {
         if round > 0 {
-            wait_for_ready(&verifier, 1);
+            wait_for_ready(&verifier, 1, || {
+                verifier.check(&tenant, &read_packet(), &CheckContext::new());
+            });
         }
         let report = verifier.check(&tenant, &read_packet(), &CheckContext::new());
         assert_eq!(
@@ -162,8 +169,11 @@ fn memory_caps_hold_on_a_ready_instance() {
 fn changed_limits_drop_the_stale_instances() {
     let verifier = counter();
     let roomy = pooled("ready-limits", 3);
-    verifier.check(&roomy, &read_packet(), &CheckContext::new());
-    wait_for_ready(&verifier, 3);
+    let ask = || {
+        verifier.check(&roomy, &read_packet(), &CheckContext::new());
+    };
+    ask();
+    wait_for_ready(&verifier, 3, ask);
     // The same tenant with a fuel budget too small to run the check: a
     // stale instance (made for the roomy budget) would answer.
     let starved = roomy.clone().with_limits(Limits {
@@ -193,8 +203,11 @@ fn a_dropped_verifier_drops_its_ready_instances() {
     let baseline = Arc::strong_count(&artifacts);
     let bytes = core_guest::component(&COUNTER.replace("(i32.const 48)", "(i32.const 47)"));
     let (verifier, _) = host().load_bytes(&bytes).expect("loads");
-    verifier.check(&tenant, &read_packet(), &CheckContext::new());
-    wait_for_ready(&verifier, 2);
+    let ask = || {
+        verifier.check(&tenant, &read_packet(), &CheckContext::new());
+    };
+    ask();
+    wait_for_ready(&verifier, 2, ask);
     assert!(Arc::strong_count(&artifacts) >= baseline + 2);
     drop(verifier);
     wait_until(baseline, || Arc::strong_count(&artifacts));

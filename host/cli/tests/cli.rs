@@ -222,5 +222,7 @@ fn progress_key_and_inspect() {
     assert_eq!(json["kind"], "component");
     assert_eq!(json["roles"], serde_json::json!(["completion"]));
     assert_eq!(json["packed"], serde_json::json!(["completion"]));
+    // The Rust sample needs no warm-up (its start-up is its instantiation).
+    assert_eq!(json["warm_up"], false);
     assert!(json["rejected"].is_null());
 }

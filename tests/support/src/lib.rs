@@ -47,15 +47,24 @@ pub mod core_guest {
     }
 
     /// Wraps a core module (text) as a component of the `completion-checker`
-    /// world, or of `progress-checker` when it exports `progress-key`.
+    /// world, or of `progress-checker` when it exports `progress-key`; a
+    /// module exporting `verdict:verifier/warm-up@0.1.1#warm` is of the
+    /// `warm-` world of `0.1.1` instead (its other exports named `@0.1.1`).
     pub fn component(core_wat: &str) -> Vec<u8> {
-        let world = if core_wat.contains("#progress-key") {
+        let role = if core_wat.contains("#progress-key") {
             "progress-checker"
         } else {
             "completion-checker"
         };
+        let warm = core_wat.contains("verdict:verifier/warm-up@0.1.1#warm");
+        let (world, dir) = if warm {
+            (format!("warm-{role}"), wit_dir_of("0.1.1"))
+        } else {
+            (role.to_owned(), wit_dir())
+        };
+        let world = world.as_str();
         let mut resolve = wit_parser::Resolve::default();
-        let (package, _) = resolve.push_path(wit_dir()).expect("the WIT parses");
+        let (package, _) = resolve.push_path(dir).expect("the WIT parses");
         let world = resolve
             .select_world(&[package], Some(world))
             .expect("the world exists");
@@ -187,7 +196,13 @@ pub mod core_guest {
 
     /// The folder of the WIT version the guests are built against.
     pub fn wit_dir() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../wit/verdict-verifier@0.1.0")
+        wit_dir_of("0.1.0")
+    }
+
+    /// `wit/verdict-verifier@{version}`.
+    pub fn wit_dir_of(version: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../wit/verdict-verifier@{version}"))
     }
 
     /// Encodes a core module (text) as a component of `world`, unvalidated
@@ -257,6 +272,25 @@ pub fn load(path: &str) -> LoadedVerifier {
     host()
         .load_file(path)
         .unwrap_or_else(|e| panic!("{path} loads: {e}"))
+}
+
+/// Waits until `verifier` holds at least `n` ready instances, calling
+/// `ask` (a check that takes one and queues its refills) after each 100 ms
+/// without them: a refill is dropped unrun, and asked for again by the next
+/// check, when the teardown queue is full (as it is when tests running
+/// beside this one queue stores faster than the thread drops them).
+pub fn wait_for_ready(verifier: &LoadedVerifier, n: usize, ask: impl Fn()) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut next_ask = std::time::Instant::now() + std::time::Duration::from_millis(100);
+    while verifier.ready_instances() < n {
+        let now = std::time::Instant::now();
+        assert!(now < until, "the pool never refilled");
+        if now >= next_ask {
+            ask();
+            next_ask = now + std::time::Duration::from_millis(100);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
 }
 
 /// A tenant with an in-memory store holding `A42 = {"ready": true}`.

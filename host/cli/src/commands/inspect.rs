@@ -76,6 +76,9 @@ pub fn run(args: InspectArgs) -> anyhow::Result<Exit> {
                 roles.join(", ")
             }
         )?;
+        if info.warm_up {
+            crate::outln!("warm-up: yes (warm runs on each fresh instance before its call)")?;
+        }
         crate::outln!("exports:")?;
         for e in &info.exports {
             crate::outln!("  {e}")?;

@@ -32,6 +32,10 @@ pub struct Inspection {
     /// (`verdict:packed`, exported beside the standard interface; see
     /// [`HostConfig::packed_packets`](crate::HostConfig::packed_packets)).
     pub packed: Vec<Role>,
+    /// True when it exports `verdict:verifier/warm-up` (since 0.1.1): this
+    /// host calls its `warm` on every fresh instance before the instance's
+    /// one call.
+    pub warm_up: bool,
     /// What instantiating it creates (components within the load limits).
     pub footprint: Option<Footprint>,
     /// `None` when this host accepts it and it can instantiate under the
@@ -66,6 +70,7 @@ fn inspect(host: &VerifierHost, bytes: &[u8], limits: &Limits) -> Inspection {
         exports: Vec::new(),
         roles: Vec::new(),
         packed: Vec::new(),
+        warm_up: false,
         footprint: None,
         rejected: None,
     };
@@ -100,6 +105,7 @@ fn inspect(host: &VerifierHost, bytes: &[u8], limits: &Limits) -> Inspection {
                                 .into_iter()
                                 .filter(|role| verifier.calls_packed(*role))
                                 .collect();
+                            out.warm_up = verifier.warms_up();
                             footprint.fits(limits, shared.load.max_memories)
                         })
                         .err()

@@ -102,6 +102,20 @@ pub(crate) fn packed_export<'a>(
     })
 }
 
+/// The interface a verifier may export for its start-up work (since
+/// `0.1.1`): `warm`, called once on each fresh instance before its check.
+const WARM_EXPORT: &str = "warm-up";
+
+/// The `warm-up` export of version `api` (any of its patches), if any.
+pub(crate) fn warm_export<'a>(
+    exports: impl IntoIterator<Item = &'a str>,
+    api: ApiVersion,
+) -> Option<&'a str> {
+    exports
+        .into_iter()
+        .find(|name| ApiVersion::of_interface(name) == Some((api, WARM_EXPORT)))
+}
+
 /// The WIT version a component's verifier exports were built against:
 /// `None` without any; an error when they mix versions, or when they are
 /// only of versions this host does not serve (a verifier newer than it).
@@ -203,5 +217,27 @@ mod tests {
         assert_eq!(packed_export(exports, Role::Progress, "0.1"), None);
         // Packed exports give no role by themselves.
         assert_eq!(roles(exports), [Role::Completion]);
+    }
+
+    #[test]
+    fn the_warm_up_export_is_found_by_version() {
+        let exports = [
+            "verdict:verifier/completion@0.1.1",
+            "verdict:verifier/warm-up@0.1.1",
+        ];
+        assert_eq!(
+            warm_export(exports, ApiVersion::V0_1),
+            Some("verdict:verifier/warm-up@0.1.1")
+        );
+        // Another package's or an unserved version's is not ours to call,
+        // and warming up gives no role.
+        let others = [
+            "verdict:verifier/completion@0.1.1",
+            "verdict:packed/warm-up@0.1.1",
+            "verdict:verifier/warm-up@0.2.0",
+        ];
+        assert_eq!(warm_export(others, ApiVersion::V0_1), None);
+        assert_eq!(roles(exports), [Role::Completion]);
+        assert_eq!(api_version(exports), Ok(Some(ApiVersion::V0_1)));
     }
 }

@@ -28,6 +28,8 @@ pub(crate) enum CallPhase {
     Setup,
     /// Instantiating the component under the tenant's limits.
     Instantiating,
+    /// The component's `warm` runs (its optional `warm-up` export).
+    Warming,
     /// Copying the packet in, through the guest's allocator.
     Lowering,
     /// The guest runs (and calls host imports); its answer is read back.

@@ -22,7 +22,7 @@ use crate::verifier::ready::{ReadyInstance, Refill};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use verdict_policy::{CancelHandle, CheckPacket};
-use wasmtime::component::{ComponentExportIndex, ComponentNamedList, InstancePre, Lift};
+use wasmtime::component::{ComponentExportIndex, ComponentNamedList, Instance, InstancePre, Lift};
 use wasmtime::{Store, UpdateDeadline};
 
 /// What one call used.
@@ -179,11 +179,29 @@ impl<A: Send + 'static> Call<A> {
     }
 }
 
+/// Calls `warm` (the component's `warm-up` export, if it has one) on the
+/// fresh `instance`, before its one call: right after instantiating, or
+/// ahead of the check on a ready instance.
+pub(crate) async fn warm(
+    store: &mut Store<StoreState>,
+    instance: &Instance,
+    warm: Option<ComponentExportIndex>,
+) -> wasmtime::Result<()> {
+    let Some(index) = warm else {
+        return Ok(());
+    };
+    store.data_mut().phase = CallPhase::Warming;
+    let func = instance.get_typed_func::<(), ()>(&mut *store, index)?;
+    func.call_async(&mut *store, ()).await
+}
+
 /// What the call future owns.
 pub(crate) struct CallRun {
     pub(crate) shared: Arc<Shared>,
     pub(crate) pre: InstancePre<StoreState>,
     pub(crate) index: ComponentExportIndex,
+    /// The component's `warm`, if it exports `warm-up`.
+    pub(crate) warm: Option<ComponentExportIndex>,
     /// The export at `index` is a packed entry point (`verdict:packed`).
     pub(crate) packed: bool,
     pub(crate) packet: CheckPacket,
@@ -218,6 +236,7 @@ impl CallRun {
             shared,
             pre,
             index,
+            warm: warm_index,
             packed,
             packet,
             limits,
@@ -288,7 +307,9 @@ impl CallRun {
                 Some(ready) => ready,
                 None => {
                     store.data_mut().phase = CallPhase::Instantiating;
-                    pre.instantiate_async(&mut store).await?
+                    let instance = pre.instantiate_async(&mut store).await?;
+                    warm(&mut store, &instance, warm_index).await?;
+                    instance
                 }
             };
             let instantiated = |store: &mut Store<StoreState>| {
@@ -432,7 +453,7 @@ pub(crate) fn classify(
             CheckError::LoadRejected(LoadError::Instantiate(err.to_string()))
         }
         CallPhase::Lowering => trap(TrapKind::BadAllocation),
-        CallPhase::Running => trap(TrapKind::AbiViolation),
+        CallPhase::Warming | CallPhase::Running => trap(TrapKind::AbiViolation),
     }
 }
 

@@ -24,6 +24,12 @@
 //! through that: the same packet, passed in a few large pieces
 //! ([`crate::bindings`]). Both are typechecked at load.
 //!
+//! A component that also exports `verdict:verifier/warm-up` (since 0.1.1)
+//! has its `warm` called once on every fresh instance before that
+//! instance's one call: on a ready instance ahead of the check, otherwise
+//! right after instantiating ([`call::warm`]). Either way the check is
+//! charged what it used, as it is charged instantiating.
+//!
 //! [`call`] is one call: a fresh store, instantiate, lower, run under the
 //! guard, lift, and its report.
 //!
@@ -97,6 +103,9 @@ pub(crate) struct Prepared {
     api: ApiVersion,
     completion: Option<Entry>,
     progress: Option<Entry>,
+    /// The optional `warm-up` export's `warm`, called on every fresh
+    /// instance before its one call.
+    warm: Option<ComponentExportIndex>,
     /// What instantiating it creates, checked against each call's limits.
     footprint: Footprint,
     /// Instances made ahead of their checks, per tenant.
@@ -111,6 +120,7 @@ impl std::fmt::Debug for LoadedVerifier {
             .field("api", &inner.api)
             .field("completion", &inner.completion)
             .field("progress", &inner.progress)
+            .field("warm", &inner.warm.is_some())
             .finish()
     }
 }
@@ -274,6 +284,10 @@ impl LoadedVerifier {
             exports: &exports,
             packed,
         })?;
+        let warm = match component::warm_export(exports.iter().map(String::as_str), api) {
+            Some(interface) => Some(export_func::<(), ()>(&pre, interface, "warm")?),
+            None => None,
+        };
         let inner = Prepared {
             shared,
             pre,
@@ -281,6 +295,7 @@ impl LoadedVerifier {
             api,
             completion,
             progress,
+            warm,
             footprint,
             ready: ReadyPools::default(),
         };
@@ -319,6 +334,12 @@ impl LoadedVerifier {
     /// True when the component exports `progress`.
     pub fn has_progress(&self) -> bool {
         self.inner.progress.is_some()
+    }
+
+    /// True when the component exports `verdict:verifier/warm-up`: each of
+    /// its instances is warmed up before its call.
+    pub fn warms_up(&self) -> bool {
+        self.inner.warm.is_some()
     }
 
     /// True when calls of `role` enter the component's packed entry point
@@ -508,6 +529,7 @@ impl LoadedVerifier {
             shared: Arc::clone(&self.inner.shared),
             pre: self.inner.pre.clone(),
             index: entry.index,
+            warm: self.inner.warm,
             packed: entry.packed,
             packet: packet.clone(),
             limits,

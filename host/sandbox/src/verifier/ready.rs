@@ -15,11 +15,17 @@
 //! belongs to one tenant with one set of limits and one artifact store: a
 //! tenant seen with other limits or artifacts replaces its pool, and a
 //! reloaded verifier is a new verifier with new pools (the old ones drop
-//! with the old verifier). A component whose instantiation fails under the
-//! tenant's limits is not pre-instantiated again for them: its checks
-//! instantiate (and fail) as before.
+//! with the old verifier). A component whose instantiation (or warm-up)
+//! fails under the tenant's limits is not pre-instantiated again for them:
+//! its checks instantiate (and fail) as before.
+//!
+//! A component exporting `verdict:verifier/warm-up` has its `warm` called
+//! on each ready instance as part of making it, so start-up work its
+//! runtime does in the first call into an instance is off the caller's
+//! path too; the check then does not call it again.
 
 use super::Prepared;
+use super::call::warm;
 use crate::artifacts::ArtifactStore;
 use crate::call::background::{self, drop_later};
 use crate::call::guard;
@@ -44,7 +50,7 @@ use wasmtime::component::Instance;
 pub(crate) struct ReadyInstance {
     pub(crate) store: wasmtime::Store<StoreState>,
     pub(crate) instance: Instance,
-    /// Fuel instantiating used.
+    /// Fuel instantiating (and warming up) used.
     pub(crate) fuel_used: u64,
     /// Its place in the engine's budget of ready instances, given back
     /// when it is taken for a check or dropped.
@@ -270,9 +276,10 @@ impl<F: Future + Unpin> Future for Budgeted<F> {
     }
 }
 
-/// Instantiates `prepared` for `tenant` in a store of its own, under the
-/// tenant's limits and a deadline of its timeout (the check will
-/// instantiate, and report why, when that fails).
+/// Instantiates `prepared` for `tenant` in a store of its own and warms it
+/// up (when the component exports `warm-up`), under the tenant's limits and
+/// a deadline of its timeout (the check will instantiate, and report why,
+/// when that fails).
 fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> {
     let shared = &prepared.shared;
     let held = Held::take(shared).ok_or(NotMade::OverBudget)?;
@@ -313,7 +320,12 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> 
         })
     });
     store.data_mut().phase = CallPhase::Instantiating;
-    let instantiating = GuestPolls(Box::pin(prepared.pre.instantiate_async(&mut store)));
+    let warm_index = prepared.warm;
+    let instantiating = GuestPolls(Box::pin(async {
+        let instance = prepared.pre.instantiate_async(&mut store).await?;
+        warm(&mut store, &instance, warm_index).await?;
+        wasmtime::Result::<Instance>::Ok(instance)
+    }));
     // On a thread lent from its idle time, give up after a short while.
     let give_up =
         background::on_idle_thread().then(|| (Instant::now() + IDLE_MAKE_BUDGET).min(deadline));

@@ -1,5 +1,6 @@
 //! Everything the host knows of `verdict:verifier@0.1.x`: the bindings
-//! generated from the frozen `wit/verdict-verifier@0.1.0/`, the host side of
+//! generated from the frozen `wit/verdict-verifier@0.1.1/` (a superset of
+//! `0.1.0`: its optional `warm-up` export), the host side of
 //! its imports (here), the conversions from the policy's types to its
 //! records ([`convert`]), lowering the packet ([`lower`]) and lifting the
 //! answers ([`lift`]).
@@ -54,7 +55,7 @@ use crate::store::state::StoreState;
 use wasmtime::component::{HasSelf, Linker};
 
 wasmtime::component::bindgen!({
-    path: "../../wit/verdict-verifier@0.1.0",
+    path: "../../wit/verdict-verifier@0.1.1",
     world: "checker",
     imports: { default: trappable },
 });
