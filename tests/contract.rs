@@ -24,6 +24,15 @@ use verdict_test_support::{core_guest, guests, host, read_packet, ready_tenant, 
 /// The WIT of the version the guest SDK is built against.
 const WIT: &str = include_str!("../wit/verdict-verifier@0.1.0/verifier.wit");
 
+/// Every released version's WIT, oldest first: each documents the bounds.
+const WITS: [(&str, &str); 2] = [
+    ("0.1.0", WIT),
+    (
+        "0.1.1",
+        include_str!("../wit/verdict-verifier@0.1.1/verifier.wit"),
+    ),
+];
+
 // ---------------------------------------------------------------------------
 // Bounds
 
@@ -60,9 +69,9 @@ fn grouped(n: usize) -> String {
     out
 }
 
-/// The WIT's doc comments as one line of prose.
-fn wit_prose() -> String {
-    WIT.lines()
+/// A WIT's doc comments as one line of prose.
+fn wit_prose(wit: &str) -> String {
+    wit.lines()
         .filter_map(|line| line.trim().strip_prefix("///"))
         .flat_map(str::split_whitespace)
         .collect::<Vec<_>>()
@@ -73,15 +82,54 @@ fn wit_prose() -> String {
 /// the frozen one.
 #[test]
 fn the_frozen_wit_documents_the_policys_bounds() {
-    use verdict_policy as checker;
     use verdict_policy as packet;
     use verdict_policy as verdict;
     const MIB: usize = 1024 * 1024;
     const KIB: usize = 1024;
     assert!(packet::MAX_PACKET_BYTES.is_multiple_of(MIB));
     assert!(verdict::MAX_VERDICT_BYTES.is_multiple_of(KIB));
-    let prose = wit_prose();
-    for phrase in [
+    for (version, wit) in WITS {
+        let prose = wit_prose(wit);
+        for phrase in the_bounds_in_prose() {
+            assert!(
+                prose.contains(&phrase),
+                "the WIT of {version} should say {phrase:?}"
+            );
+        }
+    }
+    assert_eq!(grouped(32_768), "32,768");
+    assert_eq!(grouped(400), "400");
+    assert_eq!(grouped(1_000_000), "1,000,000");
+}
+
+/// A patch release adds and changes nothing: `0.1.1` is `0.1.0` with the
+/// optional `warm-up` interface and its worlds inserted, byte for byte.
+#[test]
+fn the_patch_release_only_adds_the_warm_up_export() {
+    let (_, patch) = WITS[1];
+    let start = patch
+        .find("/// Optionally exported beside")
+        .expect("0.1.1 documents warm-up");
+    let end_marker = "world warm-checker {\n    include checker;\n    export warm-up;\n}\n\n";
+    let end = patch.find(end_marker).expect("0.1.1 has warm-checker") + end_marker.len();
+    let added = &patch[start..end];
+    assert!(added.contains("interface warm-up {") && added.contains("warm: func();"));
+    let without = format!("{}{}", &patch[..start], &patch[end..]).replacen(
+        "package verdict:verifier@0.1.1;",
+        "package verdict:verifier@0.1.0;",
+        1,
+    );
+    assert_eq!(without, WIT, "0.1.1 changed what 0.1.0 has");
+}
+
+/// The bounds each version's WIT states, as its doc comments phrase them.
+fn the_bounds_in_prose() -> Vec<String> {
+    use verdict_policy as checker;
+    use verdict_policy as packet;
+    use verdict_policy as verdict;
+    const MIB: usize = 1024 * 1024;
+    const KIB: usize = 1024;
+    vec![
         format!(
             "Candidate final output, at most {} characters",
             grouped(packet::MAX_OUTPUT_CHARS)
@@ -107,12 +155,7 @@ fn the_frozen_wit_documents_the_policys_bounds() {
             "A host state/version string of at most {} characters",
             grouped(checker::MAX_PROGRESS_KEY_CHARS)
         ),
-    ] {
-        assert!(prose.contains(&phrase), "the WIT should say {phrase:?}");
-    }
-    assert_eq!(grouped(32_768), "32,768");
-    assert_eq!(grouped(400), "400");
-    assert_eq!(grouped(1_000_000), "1,000,000");
+    ]
 }
 
 /// Around each bound, in characters of one, two and four bytes and in the

@@ -26,8 +26,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 tools="${VERDICT_TOOLS_DIR:-$repo/target/polyglot-tools}"
-wit="$repo/wit/verdict-verifier@0.1.0"
-world=completion-checker
+wit="$repo/wit/verdict-verifier@0.1.1"
+world=warm-completion-checker
 samples="$repo/sample-verifiers"
 
 usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }

@@ -61,10 +61,10 @@ async function transpile(component, workDir, jco) {
   execFileSync(jco, [
     'transpile', component, '-o', outDir, '--quiet',
     '--name', name,
-    '--map', 'verdict:verifier/artifacts@0.1.0=../artifacts.js',
+    '--map', 'verdict:verifier/artifacts@0.1.1=../artifacts.js',
   ]);
   const module = await import(pathToFileURL(join(outDir, `${name}.js`)).href);
-  return module.completion;
+  return module;
 }
 
 const args = parseArgs(process.argv.slice(2));
@@ -116,7 +116,14 @@ const cases = [
 let passed = 0;
 let failed = 0;
 for (const component of args.components) {
-  const completion = await transpile(component, workDir, jco);
+  const { completion, warmUp } = await transpile(component, workDir, jco);
+  // As the host does: the optional warm-up first (WIT 0.1.1), answering nothing.
+  if (warmUp) {
+    const answer = warmUp.warm();
+    const ok = answer === undefined;
+    ok ? (passed += 1) : (failed += 1);
+    console.log(`${ok ? 'ok  ' : 'FAIL'} ${basename(component)}: warm-up`);
+  }
   for (const { name, packet, artifacts, want } of cases) {
     store.clear();
     for (const [id, bytes] of Object.entries(artifacts)) store.set(id, new Uint8Array(bytes));

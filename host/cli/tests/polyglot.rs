@@ -1,7 +1,7 @@
 //! The Python and JavaScript `artifact-ready` samples (default
 //! componentize-py / componentize-js builds) through `verdict check` and
 //! through the agent loop, under default limits: the same verdicts as the
-//! Rust sample.
+//! Rust sample. Both export `warm-up` (WIT 0.1.1).
 //!
 //! Ignored unless asked for: they need the built components, found in
 //! `$VERDICT_POLYGLOT_DIR` as `artifact-ready-{python,js}.wasm`
@@ -50,6 +50,18 @@ fn checks_like_the_rust_sample(lang: &str) {
         assert_eq!(got["status"], status, "{lang} {packet}: {got}");
         assert_eq!(got["verdict"], rust["verdict"], "{lang} {packet}");
     }
+    // Built against 0.1.1 with `warm-up`: the engine's start-up before the
+    // check, which `verdict inspect` reports.
+    let inspected = support::verdict(&["inspect", wasm, "--json"], &cache());
+    let inspected: Value = serde_json::from_str(&support::stdout(&inspected)).unwrap();
+    assert_eq!(inspected["warm_up"], true, "{lang}: {inspected}");
+    assert!(
+        inspected["exports"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("verdict:verifier/warm-up@0.1.1")),
+        "{lang}: {inspected}"
+    );
     let (_, premature) = check(wasm, "premature");
     assert_eq!(
         premature["verdict"],

@@ -1,6 +1,7 @@
-"""The component's entry point: exports `verdict:verifier/completion`.
+"""The component's entry point: exports `verdict:verifier/completion` and
+`verdict:verifier/warm-up` (world `warm-completion-checker`, WIT 0.1.1).
 
-componentize-py looks for a class named after the exported interface.
+componentize-py looks for a class named after each exported interface.
 """
 
 from wit_world import exports
@@ -15,6 +16,16 @@ class Completion(exports.Completion):
 
     def check(self, packet: Packet) -> Verdict:
         return checked(artifact_ready.check(packet, artifacts.read))
+
+
+class WarmUp(exports.WarmUp):
+    """Called by the host once on each fresh instance, before its one check
+    (ahead of it on a ready instance): the interpreter's first call into the
+    instance, and the pages it touches, are then not on the caller's path.
+    It sees no packet and keeps nothing."""
+
+    def warm(self) -> None:
+        pass
 
 
 def checked(verdict: Verdict) -> Verdict:

@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 
 # The frozen WIT version this sample targets (see wit/README.md).
-WIT_DEFAULT = Path(__file__).parents[3] / "wit" / "verdict-verifier@0.1.0"
+WIT_DEFAULT = Path(__file__).parents[3] / "wit" / "verdict-verifier@0.1.1"
 WIT = Path(os.environ.get("VERDICT_WIT", WIT_DEFAULT))
-WORLD = "completion-checker"
+WORLD = "warm-completion-checker"
 
 
 def _generate_bindings() -> None:

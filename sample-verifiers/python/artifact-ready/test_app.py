@@ -1,6 +1,6 @@
-"""Tests of the entry point `app.Completion`: the sample's verdicts pass
-unchanged, and a verdict the host would misread is refused (in the
-component, a trap)."""
+"""Tests of the entry points `app.Completion` and `app.WarmUp`: the sample's
+verdicts pass unchanged, a verdict the host would misread is refused (in the
+component, a trap), and warming up reads nothing."""
 
 import pytest
 from wit_world.imports.types import Packet, Verdict
@@ -9,6 +9,11 @@ import app
 import artifact_ready
 
 PACKET = Packet("exec", 1, "", False, [], 0, False, None)
+
+
+def test_warm_up_reads_nothing_and_answers_nothing(monkeypatch):
+    monkeypatch.setattr(app.artifacts, "read", lambda id: pytest.fail("no read expected"))
+    assert app.WarmUp().warm() is None
 
 
 def test_the_sample_verdict_passes_unchanged(monkeypatch):

@@ -6,3 +6,8 @@
 export const completion = {
   check: (_packet) => ({ complete: true, reason: 'empty check' }),
 };
+
+// As the sample's: the engine's first-call start-up, before the check.
+export const warmUp = {
+  warm: () => {},
+};
