@@ -30,6 +30,6 @@ mkdir -p "$dir"
 done
 if [[ "$lang" != rust ]]; then
     mkdir -p "$dir/wit"
-    cp "$repo/wit/verdict-verifier@0.1.0/verifier.wit" "$dir/wit/verifier.wit"
+    cp "$repo/wit/verdict-verifier@0.1.1/verifier.wit" "$dir/wit/verifier.wit"
 fi
 echo "created $lang verifier $name in $dir"

@@ -1,6 +1,7 @@
-"""The component's entry point: exports `verdict:verifier/completion`.
+"""The component's entry point: exports `verdict:verifier/completion` and
+`verdict:verifier/warm-up` (world `warm-completion-checker`).
 
-componentize-py looks for a class named after the exported interface.
+componentize-py looks for a class named after each exported interface.
 Keep this file as generated: the logic is in `verifier.py`.
 """
 
@@ -16,6 +17,16 @@ class Completion(exports.Completion):
 
     def check(self, packet: Packet) -> Verdict:
         return checked(verifier.check(packet, artifacts.read))
+
+
+class WarmUp(exports.WarmUp):
+    """Called by the host once on each fresh instance, before its one check
+    (ahead of it when the host keeps instances ready): the interpreter's
+    first call into the instance is then off the caller's path. It sees no
+    packet; keep nothing from it."""
+
+    def warm(self) -> None:
+        pass
 
 
 def checked(verdict: Verdict) -> Verdict:

@@ -18,7 +18,7 @@ def _generate_bindings() -> None:
     out = tempfile.mkdtemp(prefix="verdict-bindings-")
     atexit.register(shutil.rmtree, out, ignore_errors=True)
     subprocess.run(
-        ["componentize-py", "-d", str(WIT), "-w", "completion-checker", "bindings", out],
+        ["componentize-py", "-d", str(WIT), "-w", "warm-completion-checker", "bindings", out],
         check=True,
         stdout=subprocess.DEVNULL,
     )

@@ -83,6 +83,11 @@ def on_examples(monkeypatch):
     return app.Completion()
 
 
+def test_warm_up_reads_nothing_and_answers_nothing(monkeypatch):
+    monkeypatch.setattr(app.artifacts, "read", lambda id: pytest.fail("no read expected"))
+    assert app.WarmUp().warm() is None
+
+
 def test_complete_json_is_complete(on_examples):
     verdict = on_examples.check(packet(EXAMPLES / "complete.json"))
     assert verdict.complete is True

@@ -15,7 +15,7 @@ pub enum Lang {
 
 /// The WIT Python and JavaScript projects build against (the newest frozen
 /// version), written as `wit/verifier.wit`.
-const WIT: &str = include_str!("../../../wit/verdict-verifier@0.1.0/verifier.wit");
+const WIT: &str = include_str!("../../../wit/verdict-verifier@0.1.1/verifier.wit");
 
 macro_rules! files {
     ($lang:literal: $($path:literal),* $(,)?) => {

@@ -197,7 +197,7 @@ fn componentize_py(project: &Path) -> PathBuf {
             "-d",
             "wit",
             "-w",
-            "completion-checker",
+            "warm-completion-checker",
             "componentize",
             "app",
             "-o",

@@ -61,8 +61,9 @@ pub use routes::ROUTES;
 pub use settings::{Reloader, ServerSettings, Settings, TenantSettings, TlsFiles, VerifierSpec};
 
 /// The version of the verifier interface the service runs
-/// (`verdict:verifier@0.1.0`), reported with every check.
-pub const WIT_VERSION: &str = "verdict:verifier@0.1.0";
+/// (`verdict:verifier@0.1.1`: 0.1.0 and its optional `warm-up` export),
+/// reported with every check.
+pub const WIT_VERSION: &str = "verdict:verifier@0.1.1";
 
 /// The header carrying a call's deadline: milliseconds left, as decimal.
 /// The server takes the earlier of it and the tenant's own timeout.

@@ -71,7 +71,7 @@ pub fn run(args: NewVerifierArgs) -> anyhow::Result<Exit> {
         Lang::Rust => "cargo test && cargo build --release --target wasm32-wasip2",
         Lang::Python => {
             "python3 -m venv .venv && . .venv/bin/activate && pip install -r requirements.txt && \
-             pytest && componentize-py -d wit -w completion-checker componentize app -o NAME.wasm"
+             pytest && componentize-py -d wit -w warm-completion-checker componentize app -o NAME.wasm"
         }
         Lang::Js => "npm install && npm test && npm run build",
     };

@@ -24,7 +24,7 @@ fn every_route_answers_and_every_error_is_one_json_shape() {
     assert_eq!(v["status"], "complete");
     assert_eq!(v["tenant"], "alpha");
     assert_eq!(v["verdict"]["complete"], true);
-    assert_eq!(v["witVersion"], "verdict:verifier@0.1.0");
+    assert_eq!(v["witVersion"], "verdict:verifier@0.1.1");
     assert_eq!(v["verifierDigest"].as_str().unwrap().len(), 64);
     assert!(v["metrics"]["fuelUsed"].as_u64().unwrap() > 0);
     assert_eq!(ok.header("x-verdict-check-id"), v["checkId"].as_str());
