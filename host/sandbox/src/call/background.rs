@@ -121,6 +121,18 @@ pub(crate) fn drop_then<T: Send + 'static, U: FnOnce() + Send + 'static>(value: 
     }
 }
 
+/// True when a job queued now would run on the teardown thread (or before
+/// it sleeps), false when [`drop_then`] would run it inline for want of
+/// room or of a thread: refills asked for then would be dropped unrun.
+pub(crate) fn has_room() -> bool {
+    match TEARDOWN.get() {
+        Some(Some(teardown)) => teardown.queued.load(Ordering::Acquire) < MAX_QUEUED,
+        Some(None) => false,
+        // Not started yet: the first job starts it.
+        None => true,
+    }
+}
+
 /// Drops `value` on the teardown thread (see [`drop_then`]).
 pub(crate) fn drop_later<T: Send + 'static>(value: T) {
     drop_then(value, || {});

@@ -161,6 +161,12 @@ impl ReadyPools {
         };
         let pool = &mut pools[index];
         let taken = pool.ready.pop();
+        if !background::has_room() {
+            // Every core is busy (the teardown thread is behind): refills
+            // queued now would be dropped unrun, after costing this check
+            // their bookkeeping. The next check with room asks for them.
+            return (taken, Vec::new());
+        }
         let missing = pool.want.saturating_sub(pool.ready.len() + pool.pending);
         pool.pending += missing;
         let refills = (0..missing)
