@@ -9,23 +9,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use verdict_policy::CheckContext;
 use verdict_sandbox::{CheckError, Limits, LoadedVerifier, Tenant};
 use verdict_test_support::{
-    core_guest, guests, host, load, read_packet, ready_tenant, wait_for_ready,
+    assert_spin_stopped, core_guest, guests, host, load, read_packet, ready_tenant, spin_stoppers,
+    wait_for_ready,
 };
 
-/// A verifier that counts its calls in a global and answers complete only
-/// on the first call of its instance (reason: the count, as one digit).
-const COUNTER: &str = r#"(module
-  (memory (export "memory") 16)
-  (global $next (mut i32) (i32.const 1024))
-  (global $calls (mut i32) (i32.const 0))
-  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
-    (local $p i32)
-    (local.set $p
-      (i32.and
-        (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))
-        (i32.xor (i32.sub (local.get 2) (i32.const 1)) (i32.const -1))))
-    (global.set $next (i32.add (local.get $p) (local.get 3)))
-    (local.get $p))
+/// A verifier (module fields, with a bump allocator) that counts its calls
+/// in a global and answers complete only on the first call of its instance
+/// (reason: the count, as one digit).
+const COUNTER: &str = r#"  (global $calls (mut i32) (i32.const 0))
   (func (export "verdict:verifier/completion@0.1.0#check") (param i32) (result i32)
     (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
     (i32.store8 (i32.const 64) (i32.add (i32.const 48) (global.get $calls)))
@@ -34,11 +25,13 @@ const COUNTER: &str = r#"(module
     (i32.store (i32.const 24) (i32.const 64))
     (i32.store (i32.const 28) (i32.const 1))
     (i32.store8 (i32.const 32) (i32.const 0))
-    (i32.const 16)))"#;
+    (i32.const 16))"#;
 
 fn counter() -> LoadedVerifier {
     host()
-        .load_bytes(&core_guest::component(COUNTER))
+        .load_bytes(&core_guest::component(&core_guest::with_bump_allocator(
+            COUNTER,
+        )))
         .expect("the counter loads")
         .0
 }
@@ -116,30 +109,15 @@ fn a_ready_check_sees_the_clock_of_its_own_start() {
 #[test]
 fn deadlines_and_fuel_stop_a_ready_check_as_any_other() {
     let verifier = load(guests::HOSTILE_SPIN);
-    let by_deadline = pooled("ready-spin-deadline", 1).with_limits(Limits {
-        fuel: u64::MAX / 2,
-        timeout_ms: 50,
-        ..Limits::default()
-    });
-    let by_fuel = pooled("ready-spin-fuel", 1).with_limits(Limits {
-        fuel: 5_000_000,
-        timeout_ms: 60_000,
-        ..Limits::default()
-    });
+    let stoppers = spin_stoppers("ready-spin", 1);
     for round in 0..3 {
         if round > 0 {
             wait_for_ready(&verifier, 2, || {
-                verifier.check(&by_deadline, &read_packet(), &CheckContext::new());
-                verifier.check(&by_fuel, &read_packet(), &CheckContext::new());
+                verifier.check(&stoppers.0, &read_packet(), &CheckContext::new());
+                verifier.check(&stoppers.1, &read_packet(), &CheckContext::new());
             });
         }
-        let timed_out = verifier.check(&by_deadline, &read_packet(), &CheckContext::new());
-        assert_eq!(timed_out.result, Err(CheckError::Timeout { limit_ms: 50 }));
-        let out_of_fuel = verifier.check(&by_fuel, &read_packet(), &CheckContext::new());
-        assert_eq!(
-            out_of_fuel.result,
-            Err(CheckError::OutOfFuel { budget: 5_000_000 })
-        );
+        assert_spin_stopped(&verifier, &stoppers);
     }
 }
 
@@ -201,7 +179,9 @@ fn a_dropped_verifier_drops_its_ready_instances() {
     let (tenant, artifacts) = ready_tenant("ready-drop");
     let tenant = tenant.with_ready_instances(2);
     let baseline = Arc::strong_count(&artifacts);
-    let bytes = core_guest::component(&COUNTER.replace("(i32.const 48)", "(i32.const 47)"));
+    let bytes = core_guest::component(&core_guest::with_bump_allocator(
+        &COUNTER.replace("(i32.const 48)", "(i32.const 47)"),
+    ));
     let (verifier, _) = host().load_bytes(&bytes).expect("loads");
     let ask = || {
         verifier.check(&tenant, &read_packet(), &CheckContext::new());

@@ -7,25 +7,16 @@
 
 use std::time::Duration;
 use verdict_policy::CheckContext;
-use verdict_sandbox::{CheckError, Limits, LoadError, LoadedVerifier, Tenant, TrapKind};
-use verdict_test_support::{core_guest, host, read_packet, ready_tenant, wait_for_ready};
+use verdict_sandbox::{CheckError, LoadError, LoadedVerifier, Tenant, TrapKind};
+use verdict_test_support::{
+    assert_spin_stopped, core_guest, host, read_packet, ready_tenant, spin_stoppers, wait_for_ready,
+};
 
-/// A verifier exporting `warm-up` whose `warm` counts its calls in a global
+/// A verifier (module fields, with a bump allocator) exporting `warm-up` whose `warm` counts its calls in a global
 /// and then runs `WARM_BODY`, and whose `check` (or `progress-key`) answers
 /// two digits: the warm-ups and the calls its instance has seen.
-const WARMED: &str = r#"(module
-  (memory (export "memory") 16)
-  (global $next (mut i32) (i32.const 1024))
-  (global $warms (mut i32) (i32.const 0))
+const WARMED: &str = r#"  (global $warms (mut i32) (i32.const 0))
   (global $calls (mut i32) (i32.const 0))
-  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
-    (local $p i32)
-    (local.set $p
-      (i32.and
-        (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))
-        (i32.xor (i32.sub (local.get 2) (i32.const 1)) (i32.const -1))))
-    (global.set $next (i32.add (local.get $p) (local.get 3)))
-    (local.get $p))
   (func (export "verdict:verifier/warm-up@0.1.1#warm")
     (local $i i32)
     (global.set $warms (i32.add (global.get $warms) (i32.const 1)))
@@ -34,7 +25,7 @@ const WARMED: &str = r#"(module
     (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
     (i32.store8 (i32.const 64) (i32.add (i32.const 48) (global.get $warms)))
     (i32.store8 (i32.const 65) (i32.add (i32.const 48) (global.get $calls))))
-  ENTRY)"#;
+  ENTRY"#;
 
 /// `check`: complete, reason the two digits.
 const CHECK: &str = r#"(func (export "verdict:verifier/completion@0.1.1#check") (param i32) (result i32)
@@ -65,7 +56,7 @@ fn burn(n: u32) -> String {
 }
 
 fn warmed(warm_body: &str, entry: &str) -> LoadedVerifier {
-    let wat = WARMED
+    let wat = core_guest::with_bump_allocator(WARMED)
         .replace("WARM_BODY", warm_body)
         .replace("ENTRY", entry);
     host()
@@ -167,24 +158,9 @@ fn a_trap_in_warm_fails_the_check_and_no_instance_is_kept() {
 #[test]
 fn a_spinning_warm_is_stopped_by_the_deadline_and_by_fuel() {
     let verifier = warmed("(loop $l (br $l))", CHECK);
-    let by_deadline = pooled("warm-spin-deadline", 1).with_limits(Limits {
-        fuel: u64::MAX / 2,
-        timeout_ms: 50,
-        ..Limits::default()
-    });
-    let by_fuel = pooled("warm-spin-fuel", 1).with_limits(Limits {
-        fuel: 5_000_000,
-        timeout_ms: 60_000,
-        ..Limits::default()
-    });
+    let stoppers = spin_stoppers("warm-spin", 1);
     for _ in 0..2 {
-        let timed_out = verifier.check(&by_deadline, &read_packet(), &CheckContext::new());
-        assert_eq!(timed_out.result, Err(CheckError::Timeout { limit_ms: 50 }));
-        let out_of_fuel = verifier.check(&by_fuel, &read_packet(), &CheckContext::new());
-        assert_eq!(
-            out_of_fuel.result,
-            Err(CheckError::OutOfFuel { budget: 5_000_000 })
-        );
+        assert_spin_stopped(&verifier, &stoppers);
     }
 }
 
@@ -201,7 +177,7 @@ fn a_warm_up_export_of_another_type_is_refused_at_load() {
     let world = resolve
         .select_world(&[package], Some("warm-completion-checker"))
         .expect("the world exists");
-    let wat = WARMED
+    let wat = core_guest::with_bump_allocator(WARMED)
         .replace("WARM_BODY", "(drop (i32.const 0))")
         .replace("ENTRY", CHECK)
         .replace(

@@ -40,6 +40,26 @@ pub mod core_guest {
         component(&source(name))
     }
 
+    /// `items` (module fields in text form) as a core module with a memory
+    /// and a bump allocator as its `cabi_realloc` (nothing is ever freed:
+    /// each instance serves one call).
+    pub fn with_bump_allocator(items: &str) -> String {
+        format!(
+            r#"(module
+  (memory (export "memory") 16)
+  (global $next (mut i32) (i32.const 1024))
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+    (local $p i32)
+    (local.set $p
+      (i32.and
+        (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))
+        (i32.xor (i32.sub (local.get 2) (i32.const 1)) (i32.const -1))))
+    (global.set $next (i32.add (local.get $p) (local.get 3)))
+    (local.get $p))
+{items})"#
+        )
+    }
+
     /// `core_wat` with `items` (module fields in text form) added at its end.
     pub fn with_items(core_wat: &str, items: &str) -> String {
         let end = core_wat.rfind(')').expect("a module");
@@ -272,6 +292,53 @@ pub fn load(path: &str) -> LoadedVerifier {
     host()
         .load_file(path)
         .unwrap_or_else(|e| panic!("{path} loads: {e}"))
+}
+
+/// Two tenants with `ready` ready instances each, for a guest that never
+/// returns: one stopped by a deadline of [`SPIN_TIMEOUT_MS`], one by a
+/// budget of [`SPIN_FUEL`].
+pub fn spin_stoppers(prefix: &str, ready: usize) -> (Tenant, Tenant) {
+    let tenant = |suffix: &str, limits: Limits| {
+        ready_tenant(&format!("{prefix}-{suffix}"))
+            .0
+            .with_ready_instances(ready)
+            .with_limits(limits)
+    };
+    let by_deadline = Limits {
+        fuel: u64::MAX / 2,
+        timeout_ms: SPIN_TIMEOUT_MS,
+        ..Limits::default()
+    };
+    let by_fuel = Limits {
+        fuel: SPIN_FUEL,
+        timeout_ms: 60_000,
+        ..Limits::default()
+    };
+    (tenant("deadline", by_deadline), tenant("fuel", by_fuel))
+}
+
+/// The deadline of [`spin_stoppers`]' first tenant, in milliseconds.
+pub const SPIN_TIMEOUT_MS: u64 = 50;
+/// The fuel budget of [`spin_stoppers`]' second tenant.
+pub const SPIN_FUEL: u64 = 5_000_000;
+
+/// Asserts that a check of `verifier` (which never returns) is stopped by
+/// each of [`spin_stoppers`]' tenants, with the error that names its limit.
+pub fn assert_spin_stopped(verifier: &LoadedVerifier, (by_deadline, by_fuel): &(Tenant, Tenant)) {
+    use verdict_sandbox::CheckError;
+    let ctx = verdict_policy::CheckContext::new();
+    let timed_out = verifier.check(by_deadline, &read_packet(), &ctx);
+    assert_eq!(
+        timed_out.result,
+        Err(CheckError::Timeout {
+            limit_ms: SPIN_TIMEOUT_MS
+        })
+    );
+    let out_of_fuel = verifier.check(by_fuel, &read_packet(), &ctx);
+    assert_eq!(
+        out_of_fuel.result,
+        Err(CheckError::OutOfFuel { budget: SPIN_FUEL })
+    );
 }
 
 /// Waits until `verifier` holds at least `n` ready instances, calling
