@@ -19,10 +19,11 @@ use crate::load::shared::Shared;
 use crate::store::state::{CallArm, CallPhase, StageMarks, StoreState};
 use crate::store::tape::{Taped, TraceSink};
 use crate::verifier::ready::{ReadyInstance, Refill};
+use crate::verifier::warm::warm;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use verdict_policy::{CancelHandle, CheckPacket};
-use wasmtime::component::{ComponentExportIndex, ComponentNamedList, Instance, InstancePre, Lift};
+use wasmtime::component::{ComponentExportIndex, ComponentNamedList, InstancePre, Lift};
 use wasmtime::{Store, UpdateDeadline};
 
 /// What one call used.
@@ -177,22 +178,6 @@ impl<A: Send + 'static> Call<A> {
         let (deadline, promptly) = (self.deadline, self.prompt_wakeups);
         guard::block_on_waiting(self.finish(), Some(deadline), promptly)
     }
-}
-
-/// Calls `warm` (the component's `warm-up` export, if it has one) on the
-/// fresh `instance`, before its one call: right after instantiating, or
-/// ahead of the check on a ready instance.
-pub(crate) async fn warm(
-    store: &mut Store<StoreState>,
-    instance: &Instance,
-    warm: Option<ComponentExportIndex>,
-) -> wasmtime::Result<()> {
-    let Some(index) = warm else {
-        return Ok(());
-    };
-    store.data_mut().phase = CallPhase::Warming;
-    let func = instance.get_typed_func::<(), ()>(&mut *store, index)?;
-    func.call_async(&mut *store, ()).await
 }
 
 /// What the call future owns.

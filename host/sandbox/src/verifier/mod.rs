@@ -27,7 +27,7 @@
 //! A component that also exports `verdict:verifier/warm-up` (since 0.1.1)
 //! has its `warm` called once on every fresh instance before that
 //! instance's one call: on a ready instance ahead of the check, otherwise
-//! right after instantiating ([`call::warm`]). Either way the check is
+//! right after instantiating ([`warm`]). Either way the check is
 //! charged what it used, as it is charged instantiating.
 //!
 //! [`call`] is one call: a fresh store, instantiate, lower, run under the
@@ -46,6 +46,7 @@
 pub(crate) mod call;
 pub(crate) mod ready;
 pub(crate) mod taped;
+pub(crate) mod warm;
 
 use crate::abi::GuestAnswer;
 use crate::bindings::ApiVersion;

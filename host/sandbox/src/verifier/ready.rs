@@ -25,7 +25,7 @@
 //! path too; the check then does not call it again.
 
 use super::Prepared;
-use super::call::warm;
+use super::warm::warm;
 use crate::artifacts::ArtifactStore;
 use crate::call::background::{self, drop_later};
 use crate::call::guard;
