@@ -10,8 +10,9 @@
 //   the compile child, the on-disk cache, the digest index, the content
 //   memo, and `Shared` (engine, linker, timers per tier).
 // - `verifier/`: a loaded verifier and one call into it (fresh store,
-//   instantiate, lower, run, lift, report); `checker.rs` adapts it to the
-//   policy's checker roles for a tenant (`tenant.rs`).
+//   instantiate, warm up, lower, run, lift, report), its ready instances
+//   (`ready.rs`) and the optional warm-up export (`warm.rs`); `checker.rs`
+//   adapts it to the policy's checker roles for a tenant (`tenant.rs`).
 // - `call/`: driving a call to its deadline whatever the guest does —
 //   guard, handoff to workers, ticker, timers, wake-ups, signals, the
 //   float environment, and the usage a running call publishes.
