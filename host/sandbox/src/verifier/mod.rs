@@ -370,6 +370,12 @@ impl LoadedVerifier {
     /// Runs the completion check for `tenant` on `packet` within `ctx` (see
     /// the module docs for the deadline). Needs no particular executor: the
     /// deadline and guest sleeps are timed by the host's epoch ticker.
+    ///
+    /// The guest runs in the first poll, on the polling thread, and most
+    /// checks finish there without ever returning `Pending`: a task that
+    /// runs checks in a loop never gives its executor back, so other tasks
+    /// on that thread wait for the whole loop. Yield between checks
+    /// (`tokio::task::yield_now().await`) to share the thread.
     pub async fn check_async(
         &self,
         tenant: &Tenant,
