@@ -62,11 +62,13 @@ pub(crate) fn ready_rows(
             let pause = || spin(Duration::from_micros(100));
             let stages = std::cell::RefCell::new([Vec::new(), Vec::new()]);
             let check = |tenant: &Tenant| {
+                let faults = minor_faults();
                 let started = Instant::now();
                 let report = verifier.check(tenant, packet, &CheckContext::new());
                 let took = started.elapsed();
+                let faults = minor_faults().saturating_sub(faults);
                 stages.borrow_mut()[usize::from(tenant.ready_instances() > 0)]
-                    .push(report.metrics.stages);
+                    .push((report.metrics.stages, faults));
                 assert!(
                     report.result.is_ok_and(|v| v.complete),
                     "{}: the ready packet is complete",
@@ -113,15 +115,25 @@ pub(crate) fn ready_rows(
     rows
 }
 
-/// The median of each stage of the low-load checks.
-fn print_breakdown(breakdown: &[(String, Vec<CallStages>)]) {
-    println!("\nStages of the low-load checks (median of each):\n");
-    println!("| checks | setup | instantiate | lower | guest | lift | validate | teardown | sum |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for (name, stages) in breakdown {
-        let p50 = |f: fn(&CallStages) -> Duration| fmt(super::stage_p50(stages, f));
+/// The median of each stage of the low-load checks, and of the minor page
+/// faults the calling thread took during each check.
+fn print_breakdown(breakdown: &[(String, Vec<(CallStages, u64)>)]) {
+    println!(
+        "\nStages of the low-load checks (median of each; faults: minor page faults of the \
+         calling thread during the check):\n"
+    );
+    println!(
+        "| checks | setup | instantiate | lower | guest | lift | validate | teardown | sum | faults |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (name, calls) in breakdown {
+        let stages: Vec<CallStages> = calls.iter().map(|(s, _)| *s).collect();
+        let mut faults: Vec<u64> = calls.iter().map(|(_, f)| *f).collect();
+        faults.sort_unstable();
+        let faults = faults.get(faults.len() / 2).copied().unwrap_or(0);
+        let p50 = |f: fn(&CallStages) -> Duration| fmt(super::stage_p50(&stages, f));
         println!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {faults} |",
             p50(|s| s.setup),
             p50(|s| s.instantiate),
             p50(|s| s.lower),
@@ -241,6 +253,16 @@ fn print_throughput(loaded: &[Sample], plain: &Tenant, pooled: &Tenant) {
             );
         }
     }
+}
+
+/// Minor page faults of the calling thread so far (Linux; 0 elsewhere).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // Field 10 (minflt), the 8th after the parenthesized command name.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Resident set size of this process, in bytes (Linux; 0 elsewhere).
