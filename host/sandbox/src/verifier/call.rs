@@ -62,7 +62,9 @@ pub struct CallStages {
     /// Preparing the packet and setting up the fresh store (state, limits,
     /// fuel, clocks).
     pub setup: Duration,
-    /// Instantiating the component in the store and finding the export.
+    /// Instantiating the component in the store, calling its `warm` (when
+    /// it exports `warm-up`) and finding the export; near zero on a ready
+    /// instance, which was instantiated and warmed up ahead of the call.
     pub instantiate: Duration,
     /// Copying the packet into guest memory, the guest's allocator calls
     /// included.
