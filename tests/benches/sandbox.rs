@@ -1171,7 +1171,13 @@ fn polyglot_checks(
 
 /// The process's minor page faults so far (Linux; 0 elsewhere).
 fn minor_faults() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    minor_faults_in("/proc/self/stat")
+}
+
+/// The minor page faults so far in `stat`, a `/proc` stat file
+/// (`/proc/self/stat`, `/proc/thread-self/stat`; 0 when unreadable).
+fn minor_faults_in(stat: &str) -> u64 {
+    let stat = std::fs::read_to_string(stat).unwrap_or_default();
     // Field 10 (minflt), counted after the parenthesised command name.
     stat.rsplit_once(')')
         .and_then(|(_, rest)| rest.split_whitespace().nth(7))

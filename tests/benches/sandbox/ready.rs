@@ -257,12 +257,7 @@ fn print_throughput(loaded: &[Sample], plain: &Tenant, pooled: &Tenant) {
 
 /// Minor page faults of the calling thread so far (Linux; 0 elsewhere).
 fn minor_faults() -> u64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-    // Field 10 (minflt), the 8th after the parenthesized command name.
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
-        .and_then(|f| f.parse().ok())
-        .unwrap_or(0)
+    super::minor_faults_in("/proc/thread-self/stat")
 }
 
 /// Resident set size of this process, in bytes (Linux; 0 elsewhere).
