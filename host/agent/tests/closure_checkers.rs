@@ -296,3 +296,47 @@ async fn a_custom_checker_ready_after_its_deadline_is_a_timeout() {
         Some(verdict_policy::CheckerErrorKind::Timeout)
     );
 }
+
+/// The same late checker, declaring that it decides its deadline itself
+/// (a durable execution's journaled checker, whose timeout is decided in
+/// the journal): its answer stands whenever it comes, and the execution
+/// id given in the options is the packet's.
+struct DecidesItsOwnDeadline(Arc<Mutex<Vec<String>>>);
+
+impl verdict_policy::CompletionChecker for DecidesItsOwnDeadline {
+    fn check<'a>(
+        &'a self,
+        packet: &'a verdict_policy::CheckPacket,
+        ctx: &'a verdict_policy::CheckContext,
+    ) -> verdict_policy::CheckFuture<'a, Verdict> {
+        self.0.lock().unwrap().push(packet.execution_id.clone());
+        ReadyJustAfterTheDeadline.check(packet, ctx)
+    }
+
+    fn decides_deadline(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_checker_that_decides_its_deadline_is_taken_at_its_word() {
+    let model = scripted(vec![ScriptedTurn::text("done")]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let agent = agent_on(&model)
+        .loop_policy(LoopPolicy::default())
+        .checkers(
+            Checkers::new().with_completion(Arc::new(DecidesItsOwnDeadline(Arc::clone(&seen)))),
+        )
+        .build()
+        .unwrap();
+    let options = RunOptions::default()
+        .with_checker_timeout(std::time::Duration::from_millis(20))
+        .with_execution_id("conv-1/ex-1");
+    let response = agent.run("Finish.", options).await.unwrap();
+    assert_eq!(response.status, RunStatus::Completed);
+    assert_eq!(*seen.lock().unwrap(), vec!["conv-1/ex-1".to_owned()]);
+    assert_eq!(
+        response.loop_diagnostics.unwrap().execution_id,
+        "conv-1/ex-1"
+    );
+}

@@ -26,7 +26,11 @@ pub const MAX_PROGRESS_KEY_CHARS: usize = 4_000;
 
 /// Why a checker gave no usable answer. Details stay with the host: the
 /// engine records only the [`CheckerErrorKind`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// Serialized with its class as `kind` (a durable execution journals a
+/// check's error and replays it as the same error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CheckerError {
     /// The check exceeded its deadline.
@@ -208,6 +212,17 @@ pub trait CompletionChecker: Send + Sync {
     fn identity(&self) -> String {
         String::new()
     }
+
+    /// True when this checker applies the context's deadline itself and
+    /// its answer, whenever it is delivered, already says whether it came
+    /// in time (a timeout is then its answer). The runner then waits for
+    /// the answer (still honouring cancellation) instead of timing it. A
+    /// durable execution's journaled checker does this: the decision is
+    /// journaled once, so every attempt of the execution agrees on it, even
+    /// when the journal's acknowledgement arrives after the deadline.
+    fn decides_deadline(&self) -> bool {
+        false
+    }
 }
 
 /// Samples a host progress key (an artifact revision, a task-state key).
@@ -223,6 +238,11 @@ pub trait ProgressChecker: Send + Sync {
     /// Identifies the checker (for a wasm verifier: the component digest).
     fn identity(&self) -> String {
         String::new()
+    }
+
+    /// As [`CompletionChecker::decides_deadline`].
+    fn decides_deadline(&self) -> bool {
+        false
     }
 }
 

@@ -36,7 +36,8 @@ pub struct VerdictParts {
 pub struct Verdict(VerdictParts);
 
 /// Why a verdict was rejected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum VerdictError {
     /// `reason` is longer than [`MAX_REASON_CHARS`].

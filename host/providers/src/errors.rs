@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// Which wait ran out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TimeoutPhase {
     /// Opening a connection: DNS, TCP connect and TLS handshake. Nothing was
@@ -31,8 +33,11 @@ impl std::fmt::Display for TimeoutPhase {
     }
 }
 
-/// Why a model call failed.
-#[derive(Debug, Clone, PartialEq, Error)]
+/// Why a model call failed. Serialized with its class as `kind` (a
+/// durable execution journals a failed call and replays it as the same
+/// error).
+#[derive(Debug, Clone, PartialEq, Error, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ProviderError {
     /// The credential is missing, wrong or not allowed (401/403).
@@ -117,7 +122,8 @@ pub enum ProviderError {
 }
 
 /// Why an attempt hook refused an attempt.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum AttemptRefusal {
     /// The caller's model-call budget is spent.

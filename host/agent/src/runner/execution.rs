@@ -150,7 +150,10 @@ impl<'a> Execution<'a> {
             None => None,
         };
         let binding = agent.bind(input.as_deref(), previous);
-        let execution_id = format!("{}-exec-{execution}", inner.id);
+        let execution_id = options
+            .execution_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-exec-{execution}", inner.id));
         let policy = match &options.policy {
             PolicyChoice::Inherit => inner.policy.as_ref(),
             PolicyChoice::Replace(policy) => Some(policy),

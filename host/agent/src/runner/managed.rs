@@ -321,21 +321,21 @@ impl Managed {
             .with_cancel(signal.clone());
         let answer = match kind {
             CheckKind::Completion => match &self.checkers.completion {
-                Some(checker) => CheckerAnswer::Verdict(
-                    drive(checker.check(packet, &ctx), deadline, &signal, cancel).await?,
-                ),
+                Some(checker) => {
+                    let timed = (!checker.decides_deadline()).then_some(deadline);
+                    CheckerAnswer::Verdict(
+                        drive(checker.check(packet, &ctx), timed, &signal, cancel).await?,
+                    )
+                }
                 None => failed(kind, "no completion checker"),
             },
             CheckKind::Progress => match &self.checkers.progress {
-                Some(checker) => CheckerAnswer::Key(
-                    drive(
-                        checker.progress_key(packet, &ctx),
-                        deadline,
-                        &signal,
-                        cancel,
+                Some(checker) => {
+                    let timed = (!checker.decides_deadline()).then_some(deadline);
+                    CheckerAnswer::Key(
+                        drive(checker.progress_key(packet, &ctx), timed, &signal, cancel).await?,
                     )
-                    .await?,
-                ),
+                }
                 None => failed(kind, "no progress checker"),
             },
         };
@@ -353,25 +353,34 @@ impl Managed {
 /// or after the deadline (in that last poll, or ready in the gap between
 /// the deadline and its timer) is a timeout: a late verdict never confirms
 /// an execution, whatever kind of checker gave it. A panicking checker is a
-/// checker failure.
+/// checker failure. Without a `deadline` (a checker that
+/// [decides it](verdict_policy::CompletionChecker::decides_deadline)
+/// itself), its answer is taken whenever it comes.
 async fn drive<T>(
     call: CheckFuture<'_, T>,
-    deadline: Instant,
+    deadline: Option<Instant>,
     signal: &CancelHandle,
     cancel: &CancelHandle,
 ) -> Option<Result<T, CheckerError>> {
     let mut call = AssertUnwindSafe(call).catch_unwind();
+    let timer = async {
+        match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline.into(), &mut call).await,
+            None => Ok((&mut call).await),
+        }
+    };
     let answered = tokio::select! {
         biased;
-        () = cancel.cancelled() => {
-            signal.cancel();
-            // The checker's own account (e.g. the sandbox's metrics) is
-            // taken if it is ready now; the run ends on its cancellation
-            // path either way.
-            let _ = (&mut call).now_or_never();
-            return None;
-        }
-        answered = tokio::time::timeout_at(deadline.into(), &mut call) => answered,
+        () = cancel.cancelled() => None,
+        answered = timer => Some(answered),
+    };
+    let Some(answered) = answered else {
+        signal.cancel();
+        // The checker's own account (e.g. the sandbox's metrics) is taken
+        // if it is ready now; the run ends on its cancellation path either
+        // way.
+        let _ = (&mut call).now_or_never();
+        return None;
     };
     let answered = match answered {
         Ok(answered) => answered,
@@ -385,7 +394,7 @@ async fn drive<T>(
     let answered = answered
         .unwrap_or_else(|_panic| Err(CheckerError::Failed("the checker panicked".to_owned())));
     Some(match answered {
-        Ok(_) if Instant::now() >= deadline => Err(CheckerError::Timeout),
+        Ok(_) if deadline.is_some_and(|d| Instant::now() >= d) => Err(CheckerError::Timeout),
         answered => answered,
     })
 }

@@ -101,6 +101,12 @@ pub struct RunOptions {
     /// in `run` (not `stream`) an invalid final candidate gets one repair
     /// call (counted in the budget) before the completion check.
     pub output_schema: Option<OutputSchema>,
+    /// The execution's id (in its packets, diagnostics and async delivery
+    /// identities); `None` names it after the agent (`agent-N-exec-M`,
+    /// unique in the process). One given must be unique among the agent's
+    /// executions. A durable execution gives its own, the same on every
+    /// attempt, so its verifiers see the same packet each time.
+    pub execution_id: Option<String>,
 }
 
 /// The default deadline of a completion or progress check.
@@ -115,6 +121,7 @@ impl Default for RunOptions {
             cancel: CancelHandle::new(),
             checker_timeout: DEFAULT_CHECKER_TIMEOUT,
             output_schema: None,
+            execution_id: None,
         }
     }
 }
@@ -169,6 +176,12 @@ impl RunOptions {
     /// Sets the deadline of each check.
     pub fn with_checker_timeout(mut self, timeout: Duration) -> Self {
         self.checker_timeout = timeout;
+        self
+    }
+
+    /// Names the execution `id` (see [`RunOptions::execution_id`]).
+    pub fn with_execution_id(mut self, id: impl Into<String>) -> Self {
+        self.execution_id = Some(id.into());
         self
     }
 }
