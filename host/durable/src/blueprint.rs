@@ -3,8 +3,9 @@
 //! built from the blueprint with its effects journaled.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use verdict_agent::{Agent, Checkers, Tool};
+use verdict_agent::{Agent, Checkers, DEFAULT_CHECKER_TIMEOUT, RunOptions, Tool};
 use verdict_policy::LoopPolicy;
 use verdict_providers::Model;
 
@@ -24,6 +25,19 @@ pub struct Blueprint {
     tools: Vec<Tool>,
     policy: Option<LoopPolicy>,
     checkers: Checkers,
+    checker_timeout: Duration,
+}
+
+/// A blueprint's parts, as an execution's setup describes them.
+pub(crate) struct Parts<'a> {
+    pub model_name: &'a str,
+    pub instructions: Option<&'a String>,
+    pub max_tokens: Option<u32>,
+    pub max_iterations: Option<u32>,
+    pub checker_timeout: Duration,
+    pub tools: &'a [Tool],
+    pub policy: Option<&'a LoopPolicy>,
+    pub checkers: &'a Checkers,
 }
 
 impl std::fmt::Debug for Blueprint {
@@ -49,7 +63,37 @@ impl Blueprint {
             tools: Vec::new(),
             policy: None,
             checkers: Checkers::default(),
+            checker_timeout: DEFAULT_CHECKER_TIMEOUT,
         }
+    }
+
+    /// The deadline of each completion or progress check (default
+    /// [`DEFAULT_CHECKER_TIMEOUT`]). A check's timeout is decided once, in
+    /// the journal: every attempt of an execution agrees on it.
+    pub fn checker_timeout(mut self, timeout: Duration) -> Self {
+        self.checker_timeout = timeout;
+        self
+    }
+
+    /// The parts an execution's setup describes.
+    pub(crate) fn parts(&self) -> Parts<'_> {
+        Parts {
+            model_name: &self.model_name,
+            instructions: self.instructions.as_ref(),
+            max_tokens: self.max_tokens,
+            max_iterations: self.max_iterations,
+            checker_timeout: self.checker_timeout,
+            tools: &self.tools,
+            policy: self.policy.as_ref(),
+            checkers: &self.checkers,
+        }
+    }
+
+    /// The options of execution `execution_id`'s run.
+    pub(crate) fn run_options(&self, execution_id: &str) -> RunOptions {
+        RunOptions::default()
+            .with_checker_timeout(self.checker_timeout)
+            .with_execution_id(execution_id)
     }
 
     /// System instructions.

@@ -8,13 +8,15 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use verdict_agent::{Checkers, Tool};
 use verdict_policy::{
-    CheckContext, CheckFuture, CheckPacket, CompletionChecker, ProgressChecker, Verdict,
+    CheckContext, CheckFuture, CheckPacket, CheckerError, CompletionChecker, ProgressChecker,
+    Verdict,
 };
 use verdict_providers::{
     CallContext, EventStream, Model, ModelRequest, ModelResponse, ProviderError, StreamEvent,
 };
 
-use crate::journal::{Journal, ToolStep};
+use crate::entry::{CheckRole, fingerprint};
+use crate::journal::{CheckOutcome, CheckStep, Journal, ToolStep};
 
 /// A model whose calls are journaled.
 pub(crate) struct JournaledModel {
@@ -29,10 +31,11 @@ impl Model for JournaledModel {
         ctx: &'a CallContext,
     ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
         let inner = Arc::clone(&self.inner);
+        let request_sha256 = fingerprint(request);
         let request = request.clone();
         let ctx = ctx.clone();
         let call = async move { inner.complete(&request, &ctx).await }.boxed();
-        self.journal.model(call).boxed()
+        self.journal.model(request_sha256, call).boxed()
     }
 
     /// A durable execution does not stream: the whole turn is journaled
@@ -105,14 +108,36 @@ impl CompletionChecker for JournaledCompletion {
         ctx: &'a CheckContext,
     ) -> CheckFuture<'a, Verdict> {
         let inner = Arc::clone(&self.inner);
-        let packet = packet.clone();
-        let ctx = ctx.clone();
-        let call = async move { within_deadline(&ctx, inner.check(&packet, &ctx)).await }.boxed();
-        self.journal.verdict(call).boxed()
+        let step = check_step(CheckRole::Completion, self.inner.identity(), packet, ctx, {
+            let (packet, ctx) = (packet.clone(), ctx.clone());
+            async move {
+                let answer = inner.check(&packet, &ctx).await;
+                CheckOutcome {
+                    answer: answer.and_then(|v| {
+                        serde_json::to_string(&v)
+                            .map_err(|e| CheckerError::Failed(format!("the verdict: {e}")))
+                    }),
+                    record: ctx.record_id().map(str::to_owned),
+                }
+            }
+        });
+        async move {
+            let outcome = self.journal.check(step).await;
+            noted(ctx, &outcome);
+            outcome
+                .answer
+                .and_then(|text| Verdict::from_json(&text).map_err(CheckerError::InvalidVerdict))
+        }
+        .boxed()
     }
 
     fn identity(&self) -> String {
         self.inner.identity()
+    }
+
+    /// The timeout is decided in the journal ([`crate::pump`]).
+    fn decides_deadline(&self) -> bool {
+        true
     }
 }
 
@@ -128,41 +153,56 @@ impl ProgressChecker for JournaledProgress {
         ctx: &'a CheckContext,
     ) -> CheckFuture<'a, String> {
         let inner = Arc::clone(&self.inner);
-        let packet = packet.clone();
-        let ctx = ctx.clone();
-        let call =
-            async move { within_deadline(&ctx, inner.progress_key(&packet, &ctx)).await }.boxed();
-        self.journal.progress(call).boxed()
+        let step = check_step(CheckRole::Progress, self.inner.identity(), packet, ctx, {
+            let (packet, ctx) = (packet.clone(), ctx.clone());
+            async move {
+                let answer = inner.progress_key(&packet, &ctx).await;
+                CheckOutcome {
+                    answer,
+                    record: ctx.record_id().map(str::to_owned),
+                }
+            }
+        });
+        async move {
+            let outcome = self.journal.check(step).await;
+            noted(ctx, &outcome);
+            outcome.answer
+        }
+        .boxed()
     }
 
     fn identity(&self) -> String {
         self.inner.identity()
     }
+
+    /// The timeout is decided in the journal ([`crate::pump`]).
+    fn decides_deadline(&self) -> bool {
+        true
+    }
 }
 
-/// How long before the check's deadline the handler stops waiting: the
-/// loop takes an answer given at or after the deadline for a timeout, so a
-/// journaled verdict must leave it time to see the answer in time (or a
-/// replay, answered at once, would decide otherwise).
-const CHECK_MARGIN: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// A check bounded by its context's deadline: the handler performs it
-/// while the loop waits, so the loop's own timer cannot cut it short, and
-/// a timeout must be an answer the journal keeps.
-async fn within_deadline<T>(
+/// A check as the handler performs it.
+fn check_step(
+    role: CheckRole,
+    checker: String,
+    packet: &CheckPacket,
     ctx: &CheckContext,
-    call: CheckFuture<'_, T>,
-) -> Result<T, verdict_policy::CheckerError> {
-    match ctx.deadline() {
-        Some(deadline) => tokio::time::timeout_at(
-            deadline
-                .checked_sub(CHECK_MARGIN)
-                .unwrap_or(deadline)
-                .into(),
-            call,
-        )
-        .await
-        .unwrap_or(Err(verdict_policy::CheckerError::Timeout)),
-        None => call.await,
+    run: impl Future<Output = CheckOutcome> + Send + 'static,
+) -> CheckStep {
+    CheckStep {
+        role,
+        checker,
+        packet_sha256: fingerprint(packet),
+        deadline: ctx.deadline(),
+        run: run.boxed(),
+    }
+}
+
+/// The record id of a journaled check reaches the loop on every attempt
+/// (on the first, the checker noted it already; the same id again is
+/// ignored).
+fn noted(ctx: &CheckContext, outcome: &CheckOutcome) {
+    if let Some(id) = &outcome.record {
+        ctx.note_record(id.clone());
     }
 }

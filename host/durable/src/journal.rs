@@ -7,17 +7,23 @@
 //! future is first polled: the steps arrive in the order the loop asks for
 //! them, the same on every replay, so journal entries line up.
 
+use std::time::Instant;
+
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use verdict_agent::{ToolContext, ToolError, ToolReturn, ToolRun};
-use verdict_policy::{CheckerError, Effect, Verdict};
+use verdict_policy::{CheckerError, Effect};
 use verdict_providers::{ModelResponse, ProviderError};
+
+use crate::entry::{CheckAnswer, CheckRole};
 
 /// One effect of an execution, with the way to answer it.
 pub(crate) enum Step {
-    /// A model call: `call` makes it.
+    /// A model call: `call` makes it; `request_sha256` is the request's
+    /// fingerprint (a replay must ask the same).
     Model {
+        request_sha256: String,
         call: BoxFuture<'static, Result<ModelResponse, ProviderError>>,
         reply: oneshot::Sender<Result<ModelResponse, ProviderError>>,
     },
@@ -26,16 +32,32 @@ pub(crate) enum Step {
         call: ToolStep,
         reply: oneshot::Sender<Result<ToolReturn, ToolError>>,
     },
-    /// A completion check.
-    Verdict {
-        call: BoxFuture<'static, Result<Verdict, CheckerError>>,
-        reply: oneshot::Sender<Result<Verdict, CheckerError>>,
+    /// A completion check or a progress sample.
+    Check {
+        call: CheckStep,
+        reply: oneshot::Sender<CheckOutcome>,
     },
-    /// A progress sample.
-    Progress {
-        call: BoxFuture<'static, Result<String, CheckerError>>,
-        reply: oneshot::Sender<Result<String, CheckerError>>,
-    },
+}
+
+/// A check as the handler needs it.
+pub(crate) struct CheckStep {
+    pub role: CheckRole,
+    /// The checker's identity (a wasm verifier's digest).
+    pub checker: String,
+    /// The packet's fingerprint.
+    pub packet_sha256: String,
+    /// The check's deadline: an answer at or after it is a timeout.
+    pub deadline: Option<Instant>,
+    /// Runs the check: its answer (a verdict as JSON, or a key) and the id
+    /// of the record the checker wrote.
+    pub run: BoxFuture<'static, CheckOutcome>,
+}
+
+/// A check's journaled outcome.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckOutcome {
+    pub answer: CheckAnswer,
+    pub record: Option<String>,
 }
 
 /// A tool run as the handler needs it.
@@ -75,11 +97,16 @@ impl Journal {
 
     pub(crate) async fn model(
         &self,
+        request_sha256: String,
         call: BoxFuture<'static, Result<ModelResponse, ProviderError>>,
     ) -> Result<ModelResponse, ProviderError> {
-        self.ask(|reply| Step::Model { call, reply })
-            .await
-            .unwrap_or(Err(ProviderError::Cancelled))
+        self.ask(|reply| Step::Model {
+            request_sha256,
+            call,
+            reply,
+        })
+        .await
+        .unwrap_or(Err(ProviderError::Cancelled))
     }
 
     pub(crate) async fn tool(&self, call: ToolStep) -> Result<ToolReturn, ToolError> {
@@ -88,22 +115,13 @@ impl Journal {
             .unwrap_or_else(|| Err(ToolError::new(GONE)))
     }
 
-    pub(crate) async fn verdict(
-        &self,
-        call: BoxFuture<'static, Result<Verdict, CheckerError>>,
-    ) -> Result<Verdict, CheckerError> {
-        self.ask(|reply| Step::Verdict { call, reply })
+    pub(crate) async fn check(&self, call: CheckStep) -> CheckOutcome {
+        self.ask(|reply| Step::Check { call, reply })
             .await
-            .unwrap_or(Err(CheckerError::Cancelled))
-    }
-
-    pub(crate) async fn progress(
-        &self,
-        call: BoxFuture<'static, Result<String, CheckerError>>,
-    ) -> Result<String, CheckerError> {
-        self.ask(|reply| Step::Progress { call, reply })
-            .await
-            .unwrap_or(Err(CheckerError::Cancelled))
+            .unwrap_or(CheckOutcome {
+                answer: Err(CheckerError::Cancelled),
+                record: None,
+            })
     }
 }
 

@@ -44,12 +44,17 @@
 
 mod blueprint;
 mod client;
+#[cfg(test)]
+mod deadline_tests;
+mod drain;
 mod effects;
+mod entry;
 mod error;
 mod journal;
 mod object;
 mod pump;
 mod record;
+mod setup;
 mod tenants;
 mod worker;
 

@@ -6,17 +6,19 @@
 use std::sync::Arc;
 
 use restate_sdk::prelude::*;
-use verdict_agent::{Agent, RunOptions};
-use verdict_policy::{FEEDBACK_LABEL, LoopDiagnostics};
+use verdict_policy::FEEDBACK_LABEL;
 use verdict_providers::Message;
 
+use crate::drain::drain;
+use crate::entry::StateWrite;
 use crate::error::DurableError;
 use crate::journal::Journal;
-use crate::pump::{Tally, perform};
+use crate::pump::{Draft, Pump, Stop};
 use crate::record::{
     CONVERSATION_KEY, ExecutionRecord, ExecutionState, Submission, TENANT_KEY, check_id,
     execution_key,
 };
+use crate::setup::{Descriptor, Setup};
 use crate::tenants::Tenants;
 
 /// The Restate service name of the conversation object.
@@ -57,11 +59,16 @@ impl ConversationObject {
             return Ok(Json(record));
         }
         let execution_id = format!("{conversation}/{}", submission.execution_id);
-        let mut record = ExecutionRecord::start(&execution_id, &conversation);
-        // The tenant: the one named, else the only one; a conversation
-        // stays with the tenant of its first execution.
         let pinned = ctx.get::<String>(TENANT_KEY).await?;
-        let picked = self
+        let saved = ctx.get::<String>(CONVERSATION_KEY).await?;
+        let mut pump = Pump::new(&ctx, &execution_id, &key);
+        let mut record = ExecutionRecord::start(&execution_id, &conversation);
+
+        // Step 0, the setup: the tenant (the one named, else the only one;
+        // a conversation stays with the tenant of its first execution) and
+        // its agent, or why there is none.
+        let (journal, mut steps) = Journal::channel();
+        let started = self
             .tenants
             .pick(submission.tenant.as_deref().or(pinned.as_deref()))
             .and_then(|(tenant, blueprint)| match (&pinned, &tenant) {
@@ -69,69 +76,76 @@ impl ConversationObject {
                     "conversation {conversation} belongs to tenant {pinned:?}, not {tenant:?}"
                 )),
                 _ => Ok((tenant, blueprint)),
+            })
+            .and_then(|(tenant, blueprint)| {
+                let agent = blueprint.build(&journal).and_then(|agent| match &saved {
+                    Some(saved) => agent
+                        .load_conversation(saved)
+                        .map(|()| agent)
+                        .map_err(|e| DurableError::Build(format!("the saved conversation: {e}"))),
+                    None => Ok(agent),
+                });
+                agent
+                    .map(|agent| (tenant, blueprint, agent))
+                    .map_err(|e| e.to_string())
             });
-        let (tenant, blueprint) = match picked {
-            Ok(picked) => picked,
+        let (setup, sets) = match &started {
+            Ok((tenant, blueprint, _)) => {
+                record.tenant.clone_from(tenant);
+                let mut sets = Vec::new();
+                if pinned.is_none()
+                    && let Some(tenant) = tenant
+                {
+                    sets.push(StateWrite::Text {
+                        key: TENANT_KEY.to_owned(),
+                        value: tenant.clone(),
+                    });
+                }
+                sets.push(StateWrite::record(&key, &record));
+                let descriptor = Descriptor::of(blueprint, tenant.as_deref());
+                (Setup::Ready(Box::new(descriptor)), sets)
+            }
             Err(refusal) => {
-                record.state = ExecutionState::Failed;
-                record.error = Some(refusal);
-                ctx.set(&key, Json(record.clone()));
-                return Ok(Json(record));
+                let mut failed = record.clone();
+                failed.state = ExecutionState::Failed;
+                failed.error = Some(refusal.clone());
+                (
+                    Setup::Refused(refusal.clone()),
+                    vec![StateWrite::record(&key, &failed)],
+                )
             }
         };
-        if pinned.is_none()
-            && let Some(tenant) = &tenant
-        {
-            ctx.set(TENANT_KEY, tenant.clone());
+        match pump.setup(setup, sets).await {
+            Ok(()) => {}
+            Err(stop) => return ended(&mut pump, stop, record).await,
         }
-        record.tenant.clone_from(&tenant);
-        ctx.set(&key, Json(record.clone()));
-
-        let (journal, mut steps) = Journal::channel();
-        let saved = ctx.get::<String>(CONVERSATION_KEY).await?;
-        let agent = blueprint.build(&journal).and_then(|agent| match &saved {
-            Some(saved) => agent
-                .load_conversation(saved)
-                .map(|()| agent)
-                .map_err(|e| DurableError::Build(format!("the saved conversation: {e}"))),
-            None => Ok(agent),
-        });
-        let agent = match agent {
-            Ok(agent) => agent,
-            Err(error) => {
-                record.state = ExecutionState::Failed;
-                record.error = Some(error.to_string());
-                ctx.set(&key, Json(record.clone()));
-                return Ok(Json(record));
-            }
+        let (agent, options) = match started {
+            Ok((_, blueprint, agent)) => (agent, blueprint.run_options(&execution_id)),
+            Err(_) => return Ok(Json(pump.last_record.take().unwrap_or(record))),
         };
+
         let before = agent.conversation().len();
-        let mut tally = Tally::default();
         let result = {
-            let mut run = std::pin::pin!(agent.run(submission.prompt, RunOptions::default()));
+            let mut run = std::pin::pin!(agent.run(submission.prompt, options));
             loop {
                 tokio::select! {
                     biased;
                     result = &mut run => break result,
                     Some(step) = steps.recv() => {
-                        let model = step.is_model();
-                        if let Err(error) = perform(&ctx, &execution_id, &mut tally, step).await {
-                            // Cancelled through Restate, or a journal that
-                            // does not match: the record says so.
-                            record.state = ExecutionState::Failed;
-                            record.error = Some(error.to_string());
-                            ctx.set(&key, Json(record.clone()));
-                            return Err(error.into());
-                        }
-                        if !model {
-                            // What `status` shows while the execution runs.
-                            fill(&mut record, &tally, snapshot(&agent, &execution_id));
-                            ctx.set(&key, Json(record.clone()));
+                        // What `status` shows while the execution runs (the
+                        // write after every step but a model call).
+                        let draft = (!step.is_model()).then(|| Draft {
+                            record: record.clone(),
+                            diagnostics: agent.loop_diagnostics(),
+                        });
+                        if let Err(stop) = pump.perform(step, draft).await {
+                            return ended(&mut pump, stop, record).await;
                         }
                     }
                 }
             }
         };
+        let mut tally = pump.tally.clone();
         let diagnostics = match &result {
             Ok(response) => {
                 record.state = ExecutionState::Finished;
@@ -147,7 +161,11 @@ impl ConversationObject {
                     .and_then(|s| s.loop_diagnostics.clone())
             }
         };
-        fill(&mut record, &tally, relabel(diagnostics, &execution_id));
+        let mut record = Draft {
+            record,
+            diagnostics,
+        }
+        .fill(&std::mem::take(&mut tally));
         let conversation_now = agent.conversation();
         record.notices = conversation_now
             .iter()
@@ -157,9 +175,18 @@ impl ConversationObject {
                 _ => None,
             })
             .collect();
-        ctx.set(CONVERSATION_KEY, agent.save_conversation());
-        ctx.set(&key, Json(record.clone()));
-        Ok(Json(record))
+        let sets = vec![
+            StateWrite::Text {
+                key: CONVERSATION_KEY.to_owned(),
+                value: agent.save_conversation(),
+            },
+            StateWrite::record(&key, &record),
+        ];
+        let start = ExecutionRecord::start(&execution_id, &conversation);
+        match pump.finish(record, sets).await {
+            Ok(record) => Ok(Json(record)),
+            Err(stop) => ended(&mut pump, stop, start).await,
+        }
     }
 
     /// The record of execution `execution_id` (the part after the
@@ -177,26 +204,23 @@ impl ConversationObject {
     }
 }
 
-/// The agent's diagnostics now.
-fn snapshot(agent: &Agent, execution_id: &str) -> Option<LoopDiagnostics> {
-    relabel(agent.loop_diagnostics(), execution_id)
-}
-
-/// Diagnostics under the durable execution's id (the agent's own id is
-/// per process, and a replay in another process must store the same
-/// record).
-fn relabel(diagnostics: Option<LoopDiagnostics>, execution_id: &str) -> Option<LoopDiagnostics> {
-    diagnostics.map(|mut d| {
-        execution_id.clone_into(&mut d.execution_id);
-        d
-    })
-}
-
-fn fill(record: &mut ExecutionRecord, tally: &Tally, diagnostics: Option<LoopDiagnostics>) {
-    record.diagnostics = diagnostics;
-    record.model_calls = tally.model_calls;
-    record.tool_calls = tally.tool_calls;
-    record.checks = tally.checks;
-    record.uncertain.clone_from(&tally.uncertain);
-    record.reruns.clone_from(&tally.reruns);
+/// How the handler ends when a step did not go through: a journal that
+/// does not match ends the execution as failed, naming the difference
+/// ([`drain`]); Restate's refusal (a cancellation) ends it with that error,
+/// its record failed.
+async fn ended(
+    pump: &mut Pump<'_, '_>,
+    stop: Stop,
+    base: ExecutionRecord,
+) -> Result<Json<ExecutionRecord>, HandlerError> {
+    match stop {
+        Stop::Mismatch(mismatch) => Ok(Json(drain(pump, *mismatch, base).await?)),
+        Stop::Terminal(error) => {
+            let mut record = pump.last_record.take().unwrap_or(base);
+            record.state = ExecutionState::Failed;
+            record.error = Some(error.to_string());
+            pump.ctx.set(&pump.record_key, Json(record));
+            Err(error.into())
+        }
+    }
 }

@@ -6,7 +6,13 @@
 //! verdict-durable-test-worker --listen ADDR --provider URL --workspace DIR
 //!     [--pause-model N:FILE] [--pause-read FILE] [--pause-write FILE]
 //!     [--pause-check N:FILE] [--idempotent]
+//!     [--without-read] [--with-progress] [--noting-checker]
 //! ```
+//!
+//! The last three change the agent under a running execution (a removed
+//! tool, an added progress checker) or make its checker note a fresh
+//! record id per check, as a recording checker does (logged to
+//! DIR/records.log).
 //!
 //! A pause point makes FILE at the N-th event of this process and from
 //! then on never returns: model calls (before they reach the provider),
@@ -22,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use verdict_agent::{Checkers, CompletionFn, Tool, ToolError};
+use verdict_agent::{Checkers, CompletionFn, ProgressFn, Tool, ToolError};
 use verdict_durable::{Blueprint, Worker};
 use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, Verdict};
 use verdict_providers::{
@@ -100,6 +106,7 @@ fn main() {
     let (mut pause_model, mut pause_write, mut pause_check) = (None, None, None);
     let mut pause_read = None;
     let mut idempotent = false;
+    let (mut without_read, mut with_progress, mut noting) = (false, false, false);
     while let Some(arg) = args.next() {
         let mut value = || args.next().expect("a value");
         match arg.as_str() {
@@ -111,6 +118,9 @@ fn main() {
             "--pause-write" => pause_write = Some(Pause::parse(&format!("1:{}", value()))),
             "--pause-check" => pause_check = Some(Pause::parse(&value())),
             "--idempotent" => idempotent = true,
+            "--without-read" => without_read = true,
+            "--with-progress" => with_progress = true,
+            "--noting-checker" => noting = true,
             other => panic!("unknown argument {other}"),
         }
     }
@@ -184,8 +194,13 @@ fn main() {
     // The verifier: complete once artifact A42 was read (a succeeded
     // read_artifact observation) and says it is ready.
     let dir = workspace.clone();
-    let checker = CompletionFn::new(move |packet, _ctx| {
+    let checker = CompletionFn::new(move |packet, ctx| {
         append(&dir.join("checks.log"), "check");
+        if noting {
+            let id = format!("{:032x}", fastrand::u128(..));
+            append(&dir.join("records.log"), &id);
+            ctx.note_record(id);
+        }
         if pause_check.as_ref().is_some_and(Pause::hit) {
             loop {
                 std::thread::park();
@@ -209,17 +224,24 @@ fn main() {
             .unwrap())
         }
     });
-    let blueprint = Blueprint::new(Arc::new(model), "demo-model")
-        .max_iterations(8)
-        .tool(read)
-        .tool(write)
-        .loop_policy(
-            LoopPolicy {
-                max_recovery_attempts: 2,
-                ..LoopPolicy::default()
-            },
-            Checkers::new().with_completion(Arc::new(checker)),
-        );
+    let mut checkers = Checkers::new().with_completion(Arc::new(checker));
+    if with_progress {
+        // A key that changes with every tool batch.
+        checkers = checkers.with_progress(Arc::new(ProgressFn::inline(|packet, _| {
+            Ok(packet.observed_tool_calls.to_string())
+        })));
+    }
+    let mut blueprint = Blueprint::new(Arc::new(model), "demo-model").max_iterations(8);
+    if !without_read {
+        blueprint = blueprint.tool(read);
+    }
+    let blueprint = blueprint.tool(write).loop_policy(
+        LoopPolicy {
+            max_recovery_attempts: 2,
+            ..LoopPolicy::default()
+        },
+        checkers,
+    );
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
