@@ -5,3 +5,4 @@ mod support;
 
 mod conversations;
 mod crash;
+mod identity;

@@ -6,7 +6,15 @@
 //! verdict-durable-test-worker --listen ADDR --provider URL --workspace DIR
 //!     [--pause-model N:FILE] [--pause-read FILE] [--pause-write FILE]
 //!     [--pause-check N:FILE] [--idempotent]
+//!     [--identity-key KEY]... [--allow-unsigned] [--tls CERT KEY]
+//!     [--tool-delay-ms MS]
 //! ```
+//!
+//! `--identity-key` (repeatable) serves only requests signed by one of the
+//! keys; `--allow-unsigned` serves unsigned ones (loopback only); with
+//! neither the worker refuses to start, exit 1. `--tool-delay-ms` makes
+//! every read and write take that long after its effect (the chaos test's
+//! window for a kill inside a tool).
 //!
 //! A pause point makes FILE at the N-th event of this process and from
 //! then on never returns: model calls (before they reach the provider),
@@ -100,6 +108,9 @@ fn main() {
     let (mut pause_model, mut pause_write, mut pause_check) = (None, None, None);
     let mut pause_read = None;
     let mut idempotent = false;
+    let mut identity = verdict_durable::RequestIdentity::new();
+    let mut tls = None;
+    let mut tool_delay = std::time::Duration::ZERO;
     while let Some(arg) = args.next() {
         let mut value = || args.next().expect("a value");
         match arg.as_str() {
@@ -111,6 +122,12 @@ fn main() {
             "--pause-write" => pause_write = Some(Pause::parse(&format!("1:{}", value()))),
             "--pause-check" => pause_check = Some(Pause::parse(&value())),
             "--idempotent" => idempotent = true,
+            "--identity-key" => identity = identity.key(&value()).expect("a key"),
+            "--allow-unsigned" => identity = identity.allow_unsigned(),
+            "--tls" => tls = Some((PathBuf::from(value()), PathBuf::from(value()))),
+            "--tool-delay-ms" => {
+                tool_delay = std::time::Duration::from_millis(value().parse().expect("MS"));
+            }
             other => panic!("unknown argument {other}"),
         }
     }
@@ -136,6 +153,7 @@ fn main() {
                 append(&log, "read");
                 let content =
                     std::fs::read_to_string(&path).map_err(|e| ToolError::new(e.to_string()))?;
+                tokio::time::sleep(tool_delay).await;
                 if pause.as_ref().is_some_and(Pause::hit) {
                     std::future::pending::<()>().await;
                 }
@@ -166,6 +184,7 @@ fn main() {
                     std::fs::write(dir.join(id), args["content"].as_str().unwrap_or_default())
                         .map_err(|e| ToolError::new(e.to_string()))?;
                 }
+                tokio::time::sleep(tool_delay).await;
                 if pause.as_ref().is_some_and(Pause::hit) {
                     std::future::pending::<()>().await;
                 }
@@ -228,8 +247,14 @@ fn main() {
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&listen).await.unwrap();
         println!("listening {}", listener.local_addr().unwrap());
-        Worker::new(blueprint)
-            .serve(listener, std::future::pending::<()>())
-            .await;
+        let mut worker = Worker::new(blueprint).identity(identity);
+        if let Some((cert, key)) = tls {
+            worker = worker.tls(&cert, &key).expect("TLS");
+        }
+        worker.readiness().ready("not registering itself");
+        if let Err(error) = worker.serve(listener, std::future::pending::<()>()).await {
+            eprintln!("verdict-durable-test-worker: {error}");
+            std::process::exit(1);
+        }
     });
 }
