@@ -3,6 +3,8 @@
 
 mod support;
 
+mod chaos;
 mod conversations;
 mod crash;
 mod identity;
+mod tls;

@@ -112,10 +112,19 @@ pub struct Restate {
 impl Restate {
     /// Starts one; `None` when it cannot be installed here.
     pub fn start() -> Option<Self> {
+        Self::start_trusting(None)
+    }
+
+    /// Starts one that also trusts the PEM certificate `ca` (a TLS
+    /// worker's, kept as DIR/ca.pem across restarts).
+    pub fn start_trusting(ca: Option<&Path>) -> Option<Self> {
         if !installed() {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
+        if let Some(ca) = ca {
+            std::fs::copy(ca, dir.path().join("ca.pem")).unwrap();
+        }
         let key = keygen(&dir.path().join("identity.pem"));
         let (ingress, admin, node) = (free_port(), free_port(), free_port());
         let child = Self::spawn(dir.path(), [ingress, admin, node]);
@@ -135,7 +144,12 @@ impl Restate {
             .append(true)
             .open(dir.join("log"))
             .unwrap();
-        let child = Command::new("bash")
+        let mut command = Command::new("bash");
+        let ca = dir.join("ca.pem");
+        if ca.exists() {
+            command.env("RESTATE_DEV_CA", ca);
+        }
+        let child = command
             .arg(script())
             .arg("run")
             .arg(dir)
