@@ -438,3 +438,28 @@ fn a_worker_started_before_restate_registers_by_itself() {
         "{err}"
     );
 }
+
+/// `--execution-id` names an execution of a conversation: without
+/// `--conversation` it is refused before anything is sent.
+#[test]
+fn an_execution_id_needs_its_conversation() {
+    let setup = Setup::new();
+    let path = setup.write("verdict.toml", &base_config("http://127.0.0.1:9/v1", 6));
+    let out = support::verdict(
+        &[
+            "submit",
+            "--config",
+            path.to_str().unwrap(),
+            "--execution-id",
+            "ex-1",
+            "Verify A42.",
+        ],
+        &setup.path("cache"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        support::stderr(&out).contains("--conversation"),
+        "{}",
+        support::stderr(&out)
+    );
+}

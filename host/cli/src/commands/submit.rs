@@ -189,9 +189,16 @@ async fn wait(
             }
         }
         if tokio::time::Instant::now() >= end {
-            note_line(format_args!(
-                "[verdict] {execution} still running after {timeout} s (`verdict status {execution}`)"
-            ));
+            if unreachable {
+                note_line(format_args!(
+                    "[verdict] Restate did not answer again within {timeout} s; {execution} goes on \
+                     (`verdict status {execution}`)"
+                ));
+            } else {
+                note_line(format_args!(
+                    "[verdict] {execution} still running after {timeout} s (`verdict status {execution}`)"
+                ));
+            }
             return Ok(Exit::RunFailed);
         }
         let pause = if unreachable { backoff.delay() } else { POLL };
