@@ -93,13 +93,16 @@ impl Model for PausingModel {
     }
 }
 
+/// Appends `line` in one write (`writeln!` on a file writes the text and
+/// the newline apart: a SIGKILL between them left a line without its end,
+/// and the next process's line was glued to it, so neither was counted).
 fn append(path: &Path, line: &str) {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .unwrap();
-    writeln!(file, "{line}").unwrap();
+    file.write_all(format!("{line}\n").as_bytes()).unwrap();
 }
 
 fn main() {
