@@ -8,15 +8,24 @@
 #       Installs the pinned server and CLI with npm unless already there.
 #   restate-dev.sh bin [restate-server|restate]
 #       Prints the path of the native binary (exit 3 when not installed).
+#   restate-dev.sh keygen FILE
+#       Makes an Ed25519 request-identity private key in FILE (PEM, mode
+#       600) unless FILE exists, and prints its public key as workers take
+#       it: `publickeyv1_` and the base58 key (what restate-server logs as
+#       "Loaded request identity key"). Needs openssl and python3.
 #   restate-dev.sh run DIR INGRESS ADMIN NODE
 #       Writes DIR/config.toml (data in DIR/data; the ingress, admin and
 #       node ports on 127.0.0.1; short retry and inactivity timeouts so a
-#       crashed worker is retried within a second) and execs the server in
-#       the foreground: the caller's child IS the server (kill it to stop).
+#       crashed worker is retried within a second; every request to a
+#       worker signed with DIR/identity.pem, made by `keygen` when missing)
+#       and execs the server in the foreground: the caller's child IS the
+#       server (kill it to stop). RESTATE_DEV_UNSIGNED=1: no signing.
+#       RESTATE_DEV_CA=FILE: the server trusts the PEM certificates in FILE
+#       (a TLS worker's self-signed certificate, say).
 #   restate-dev.sh start DIR [INGRESS ADMIN NODE]
 #       The same in the background (pid in DIR/pid, log in DIR/log; ports
 #       8080, 9070, 5122 by default); waits until the admin API answers
-#       (at most 30 s).
+#       (at most 30 s); prints the URLs and the public key workers need.
 #   restate-dev.sh stop DIR
 #       Stops what `start` started.
 set -euo pipefail
@@ -59,12 +68,44 @@ install() {
     installed
 }
 
+# The public key of the PEM private key $1, as `publickeyv1_<base58>`.
+public_key() {
+    command -v openssl >/dev/null || { echo "restate-dev.sh: openssl is needed for request identity keys" >&2; return 1; }
+    command -v python3 >/dev/null || { echo "restate-dev.sh: python3 is needed for request identity keys" >&2; return 1; }
+    # The last 32 bytes of the DER SubjectPublicKeyInfo are the raw key.
+    openssl pkey -in "$1" -pubout -outform DER | tail -c 32 | python3 -c '
+import sys
+raw = sys.stdin.buffer.read()
+if len(raw) != 32:
+    sys.exit("restate-dev.sh: not an Ed25519 key")
+alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+n, text = int.from_bytes(raw, "big"), ""
+while n:
+    n, r = divmod(n, 58)
+    text = alphabet[r] + text
+print("publickeyv1_" + "1" * (len(raw) - len(raw.lstrip(b"\0"))) + text)'
+}
+
+keygen() {
+    local file=$1
+    if [[ ! -e $file ]]; then
+        command -v openssl >/dev/null || { echo "restate-dev.sh: openssl is needed for request identity keys" >&2; return 1; }
+        (umask 077 && openssl genpkey -algorithm ed25519 -outform pem -out "$file")
+    fi
+    public_key "$file"
+}
+
 configure() {
     local dir=$1 ingress=$2 admin=$3 node=$4
     for port in "$ingress" "$admin" "$node"; do
         [[ $port =~ ^[0-9]+$ ]] || { echo "restate-dev.sh: ports must be numbers" >&2; exit 2; }
     done
     mkdir -p "$dir/data"
+    local identity=""
+    if [[ ${RESTATE_DEV_UNSIGNED:-0} != 1 ]]; then
+        keygen "$dir/identity.pem" >/dev/null
+        identity="request-identity-private-key-pem-file = \"$dir/identity.pem\""
+    fi
     cat >"$dir/config.toml" <<TOML
 roles = ["http-ingress", "admin", "worker", "log-server", "metadata-server"]
 node-name = "verdict-dev"
@@ -92,6 +133,8 @@ on-max-attempts = "pause"
 inactivity-timeout = "5s"
 abort-timeout = "10s"
 connect-timeout = "1s"
+# Every request to a worker signed (workers verify it with the public key).
+$identity
 
 [admin]
 bind-address = "127.0.0.1:$admin"
@@ -114,9 +157,20 @@ wait_up() {
     return 1
 }
 
+# The server's environment: the certificates it trusts besides the system's.
+server_env() {
+    if [[ -n ${RESTATE_DEV_CA:-} ]]; then
+        export SSL_CERT_FILE=$RESTATE_DEV_CA
+    fi
+}
+
 case "${1:-}" in
 install)
     install
+    ;;
+keygen)
+    [[ $# -eq 2 ]] || { echo "usage: $0 keygen FILE" >&2; exit 2; }
+    keygen "$2"
     ;;
 bin)
     installed || exit 3
@@ -127,6 +181,7 @@ run)
     [[ $# -eq 4 ]] || { echo "usage: $0 run DIR INGRESS ADMIN NODE" >&2; exit 2; }
     installed || { echo "restate-dev.sh: not installed: run $0 install" >&2; exit 3; }
     configure "$@"
+    server_env
     exec "$(native restate-server)" --no-logo --config-file "$1/config.toml"
     ;;
 start)
@@ -135,10 +190,14 @@ start)
     installed || { echo "restate-dev.sh: not installed: run $0 install" >&2; exit 3; }
     dir=$1 ingress=${2:-8080} admin=${3:-9070} node=${4:-5122}
     configure "$dir" "$ingress" "$admin" "$node"
+    server_env
     "$(native restate-server)" --no-logo --config-file "$dir/config.toml" </dev/null >"$dir/log" 2>&1 &
     echo $! >"$dir/pid"
     wait_up "$admin"
     echo "ingress http://127.0.0.1:$ingress admin http://127.0.0.1:$admin"
+    if [[ ${RESTATE_DEV_UNSIGNED:-0} != 1 ]]; then
+        echo "identity $(public_key "$dir/identity.pem")   # [restate] identity_keys = [\"…\"]"
+    fi
     ;;
 stop)
     [[ $# -ge 2 ]] || { echo "usage: $0 stop DIR" >&2; exit 2; }
@@ -150,7 +209,7 @@ stop)
     fi
     ;;
 *)
-    echo "usage: $0 install | bin [restate-server|restate] | run DIR INGRESS ADMIN NODE | start DIR [INGRESS ADMIN NODE] | stop DIR" >&2
+    echo "usage: $0 install | bin [restate-server|restate] | keygen FILE | run DIR INGRESS ADMIN NODE | start DIR [INGRESS ADMIN NODE] | stop DIR" >&2
     exit 2
     ;;
 esac

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use verdict_agent::{Agent, Checkers, CompletionFn, RunOptions, Tool, ToolError};
-use verdict_durable::{Blueprint, ExecutionRef, RestateClient, Worker};
+use verdict_durable::{Blueprint, ExecutionRef, RequestIdentity, RestateClient, Worker};
 use verdict_policy::{Effect, LoopPolicy, OutcomeStatus, StopReason, Verdict};
 use verdict_providers::fake::{Conversation, Script, ScriptedModel, ScriptedTurn};
 
@@ -185,6 +185,15 @@ async fn main() {
 
     // Durable: a Restate server, the worker in this process.
     let data = tempfile::tempdir().unwrap();
+    // The server signs its requests with this key; the worker checks them.
+    let keygen = Command::new("bash")
+        .arg(script_path())
+        .arg("keygen")
+        .arg(data.path().join("identity.pem"))
+        .output()
+        .unwrap();
+    assert!(keygen.status.success(), "keygen: {keygen:?}");
+    let key = String::from_utf8(keygen.stdout).unwrap();
     let (ingress, admin, node) = (free_port(), free_port(), free_port());
     let _server = Server(
         Command::new("bash")
@@ -207,7 +216,9 @@ async fn main() {
     let blueprint = blueprint.loop_policy(policy(), checkers());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let worker_url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(Worker::new(blueprint).serve(listener, std::future::pending::<()>()));
+    let identity = RequestIdentity::new().key(key.trim()).unwrap();
+    let worker = Worker::new(blueprint).identity(identity);
+    tokio::spawn(worker.serve(listener, std::future::pending::<()>()));
     let client = RestateClient::new(
         &format!("http://127.0.0.1:{ingress}"),
         &format!("http://127.0.0.1:{admin}"),

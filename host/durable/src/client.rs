@@ -11,6 +11,7 @@ use serde::Deserialize;
 use crate::error::DurableError;
 use crate::object::SERVICE;
 use crate::record::{ExecutionRecord, ExecutionState, Submission, check_id};
+use crate::retry::Backoff;
 
 /// How long one HTTP request to Restate may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -79,6 +80,32 @@ pub struct RestateClient {
 struct Sent {
     #[serde(rename = "invocationId")]
     invocation_id: String,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+/// What Restate answered to a submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    /// Restate's invocation id.
+    pub invocation_id: String,
+    /// True when the execution had been submitted before (same
+    /// conversation and execution id): this submission attached to it and
+    /// started nothing.
+    pub attached: bool,
+}
+
+/// The header Restate's ingress deduplicates requests by.
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+impl ExecutionRef {
+    /// The idempotency key its submissions carry: a repeated submission
+    /// of the same execution attaches to the first (Restate keeps the key
+    /// for its idempotency retention, a day by default; after that the
+    /// conversation object still returns the first's record).
+    pub fn idempotency_key(&self) -> String {
+        self.to_string()
+    }
 }
 
 impl RestateClient {
@@ -99,11 +126,20 @@ impl RestateClient {
         })
     }
 
-    async fn post(&self, url: String, body: String) -> Result<String, DurableError> {
-        let answer = self
+    async fn post(
+        &self,
+        url: String,
+        body: String,
+        idempotency_key: Option<String>,
+    ) -> Result<String, DurableError> {
+        let mut request = self
             .http
             .post(&url)
-            .header("content-type", "application/json")
+            .header("content-type", "application/json");
+        if let Some(key) = idempotency_key {
+            request = request.header(IDEMPOTENCY_KEY, key);
+        }
+        let answer = request
             .body(body)
             .send()
             .await
@@ -138,7 +174,7 @@ impl RestateClient {
     /// the admin API.
     pub async fn register(&self, worker_url: &str) -> Result<(), DurableError> {
         let body = serde_json::json!({ "uri": worker_url, "force": true }).to_string();
-        self.post(format!("{}/deployments", self.admin), body)
+        self.post(format!("{}/deployments", self.admin), body, None)
             .await
             .map(drop)
     }
@@ -146,7 +182,8 @@ impl RestateClient {
     /// Runs `execution` with `prompt` (for `tenant`, or the default) and
     /// waits for its record in the same request (bounded by the client's
     /// request timeout: for short executions; [`RestateClient::submit`] and
-    /// [`RestateClient::wait`] otherwise).
+    /// [`RestateClient::wait`] otherwise). Sent with the execution's
+    /// idempotency key: repeating it attaches to the first.
     pub async fn execute(
         &self,
         execution: &ExecutionRef,
@@ -158,7 +195,9 @@ impl RestateClient {
             "{}/{SERVICE}/{}/execute",
             self.ingress, execution.conversation
         );
-        let text = self.post(url.clone(), body).await?;
+        let text = self
+            .post(url.clone(), body, Some(execution.idempotency_key()))
+            .await?;
         serde_json::from_str(&text).map_err(|e| DurableError::Unexpected {
             url,
             detail: e.to_string(),
@@ -166,25 +205,33 @@ impl RestateClient {
     }
 
     /// Starts `execution` with `prompt` (for `tenant`, or the default;
-    /// queued behind a running execution of the same conversation);
-    /// returns Restate's invocation id.
+    /// queued behind a running execution of the same conversation). Sent
+    /// with the execution's idempotency key
+    /// ([`ExecutionRef::idempotency_key`]): submitting the same execution
+    /// again (after a lost answer, say) attaches to the first and runs
+    /// nothing, whatever the prompt.
     pub async fn submit(
         &self,
         execution: &ExecutionRef,
         prompt: &str,
         tenant: Option<&str>,
-    ) -> Result<String, DurableError> {
+    ) -> Result<Submitted, DurableError> {
         let body = submission(execution, prompt, tenant);
         let url = format!(
             "{}/{SERVICE}/{}/execute/send",
             self.ingress, execution.conversation
         );
-        let text = self.post(url.clone(), body).await?;
+        let text = self
+            .post(url.clone(), body, Some(execution.idempotency_key()))
+            .await?;
         let sent: Sent = serde_json::from_str(&text).map_err(|e| DurableError::Unexpected {
             url,
             detail: e.to_string(),
         })?;
-        Ok(sent.invocation_id)
+        Ok(Submitted {
+            attached: sent.status.as_deref() == Some("PreviouslyAccepted"),
+            invocation_id: sent.invocation_id,
+        })
     }
 
     /// The record of `execution`, `None` before it started.
@@ -197,7 +244,7 @@ impl RestateClient {
             self.ingress, execution.conversation
         );
         let body = serde_json::Value::String(execution.execution.clone()).to_string();
-        let text = self.post(url.clone(), body).await?;
+        let text = self.post(url.clone(), body, None).await?;
         serde_json::from_str(&text).map_err(|e| DurableError::Unexpected {
             url,
             detail: e.to_string(),
@@ -206,6 +253,9 @@ impl RestateClient {
 
     /// Polls `execution`'s record every `every` until it is finished or
     /// failed, for at most `limit`; `None` when the limit came first.
+    /// Transient errors ([`DurableError::is_transient`]: Restate
+    /// restarting, say) are retried with backoff within the limit; the
+    /// last one is returned when the limit comes during them.
     pub async fn wait(
         &self,
         execution: &ExecutionRef,
@@ -213,16 +263,46 @@ impl RestateClient {
         limit: Duration,
     ) -> Result<Option<ExecutionRecord>, DurableError> {
         let end = Instant::now() + limit;
+        let mut backoff = Backoff::default();
         loop {
-            if let Some(record) = self.status(execution).await?
-                && record.state != ExecutionState::Running
-            {
-                return Ok(Some(record));
+            match self.status_until(execution, end).await {
+                Ok(Some(record)) if record.state != ExecutionState::Running => {
+                    return Ok(Some(record));
+                }
+                Ok(_) => {
+                    backoff = Backoff::default();
+                    if Instant::now() >= end {
+                        return Ok(None);
+                    }
+                    tokio::time::sleep(every.min(end.saturating_duration_since(Instant::now())))
+                        .await;
+                }
+                Err(error) if error.is_transient() && Instant::now() < end => {
+                    let delay = backoff.delay();
+                    tokio::time::sleep(delay.min(end.saturating_duration_since(Instant::now())))
+                        .await;
+                }
+                Err(error) => return Err(error),
             }
-            if Instant::now() >= end {
-                return Ok(None);
-            }
-            tokio::time::sleep(every).await;
+        }
+    }
+
+    /// [`RestateClient::status`], cut off at `end` (then unreachable).
+    pub async fn status_until(
+        &self,
+        execution: &ExecutionRef,
+        end: Instant,
+    ) -> Result<Option<ExecutionRecord>, DurableError> {
+        let left = end.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, self.status(execution)).await {
+            Ok(answer) => answer,
+            Err(_elapsed) => Err(DurableError::Unreachable {
+                url: format!(
+                    "{}/{SERVICE}/{}/status",
+                    self.ingress, execution.conversation
+                ),
+                detail: "no answer within the wait limit".to_owned(),
+            }),
         }
     }
 }

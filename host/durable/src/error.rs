@@ -42,6 +42,22 @@ pub enum DurableError {
         /// What was wrong.
         detail: String,
     },
+    /// A request-identity public key is malformed.
+    #[error("invalid request identity key {key:?}: {detail}")]
+    IdentityKey {
+        /// The key given.
+        key: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The worker may not serve with its request identity settings (no
+    /// key and unsigned requests not allowed, or unsigned requests on an
+    /// address other than loopback).
+    #[error("{0}")]
+    Identity(String),
+    /// The worker's TLS certificate or key could not be used.
+    #[error("TLS: {0}")]
+    Tls(String),
     /// An identifier is not usable (conversation or execution id).
     #[error("invalid {what} {value:?}: use 1-128 characters of A-Z, a-z, 0-9, '.', '_' and '-'")]
     InvalidId {

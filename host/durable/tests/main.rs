@@ -3,6 +3,9 @@
 
 mod support;
 
+mod chaos;
 mod conversations;
 mod crash;
+mod identity;
 mod mismatch;
+mod tls;

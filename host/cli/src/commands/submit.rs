@@ -1,12 +1,21 @@
 //! `verdict submit`: starts a durable execution through Restate's ingress
 //! and prints its id; with `--wait`, waits for it, printing only notices.
+//!
+//! The execution's reference is told (stderr) before the request is sent,
+//! and the request carries an idempotency key made of it: repeating the
+//! same submission (`--conversation C --execution-id E`) after a lost
+//! answer attaches to the first and runs nothing twice. Errors a restart
+//! of Restate explains are retried with backoff, sending and waiting,
+//! within `--timeout`.
 
 use crate::exit::Exit;
 use crate::stdout::note_line;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::time::Duration;
-use verdict::durable::{ExecutionRecord, ExecutionRef, ExecutionState, RestateClient};
+use verdict::durable::{
+    Backoff, DurableError, ExecutionRecord, ExecutionRef, ExecutionState, RestateClient,
+};
 use verdict::{Phase, StopReason};
 
 /// How often `--wait` reads the record.
@@ -22,6 +31,11 @@ pub struct SubmitArgs {
     /// run one at a time, in order, on its messages so far.
     #[arg(long, value_name = "ID")]
     conversation: Option<String>,
+    /// The execution's id in the conversation (default: a new one, told
+    /// before the request is sent). Give the id of an earlier submission to
+    /// attach to it (after a lost answer, say): it never runs twice.
+    #[arg(long, value_name = "ID", requires = "conversation")]
+    execution_id: Option<String>,
     /// The tenant whose verifiers decide (default: the conversation's, else
     /// the worker's only one).
     #[arg(long, value_name = "T")]
@@ -29,7 +43,8 @@ pub struct SubmitArgs {
     /// Wait until the execution ends; print its notices and summary.
     #[arg(long)]
     wait: bool,
-    /// With --wait: give up waiting after this many seconds (the execution
+    /// Give up after this many seconds: retrying the submission while
+    /// Restate cannot be reached, and with --wait, waiting (the execution
     /// goes on).
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     timeout: u64,
@@ -59,40 +74,137 @@ pub fn run(args: SubmitArgs) -> anyhow::Result<Exit> {
     let client = RestateClient::new(&settings.ingress, &settings.admin)?;
     let conversation = args
         .conversation
+        .clone()
         .unwrap_or_else(|| format!("c-{:016x}", fastrand_u64()));
-    let execution = ExecutionRef::new(&conversation)?;
+    let execution = match &args.execution_id {
+        Some(id) => format!("{conversation}/{id}").parse::<ExecutionRef>()?,
+        None => ExecutionRef::new(&conversation)?,
+    };
     let runtime = super::runtime()?;
     runtime.block_on(async {
-        client
-            .submit(&execution, &args.prompt, args.tenant.as_deref())
-            .await
-            .context("cannot submit the execution")?;
+        let end = tokio::time::Instant::now() + Duration::from_secs(args.timeout);
+        // Told before anything is sent: a lost answer still leaves the id.
+        note_line(format_args!(
+            "[verdict] submitting {execution} (to attach to it again: --conversation {} --execution-id {})",
+            execution.conversation, execution.execution
+        ));
+        let submitted = send(&client, &execution, &args, end).await.with_context(|| {
+            format!(
+                "cannot submit {execution}; it may have been received: run the same command with \
+                 --conversation {} --execution-id {} to attach to it without running it twice",
+                execution.conversation, execution.execution
+            )
+        })?;
+        if submitted.attached {
+            note_line(format_args!(
+                "[verdict] {execution} was submitted before: attached to it (nothing new runs)"
+            ));
+        }
         crate::outln!("{execution}").map_err(|e| e.losing(format!("submitted {execution}")))?;
         if !args.wait {
             return Ok(Exit::Complete);
         }
-        let end = tokio::time::Instant::now() + Duration::from_secs(args.timeout);
-        let mut seen = (None, 0);
-        loop {
-            if let Some(record) = client.status(&execution).await? {
-                notice_changes(&record, &mut seen);
-                if record.state != ExecutionState::Running {
-                    for line in summary(&record) {
-                        note_line(format_args!("[verdict] {line}"));
+        wait(&client, &execution, end, args.timeout).await
+    })
+}
+
+/// Sends the submission, retrying what a restart of Restate explains
+/// until `end` (the idempotency key makes a repeat harmless).
+async fn send(
+    client: &RestateClient,
+    execution: &ExecutionRef,
+    args: &SubmitArgs,
+    end: tokio::time::Instant,
+) -> Result<verdict::durable::Submitted, DurableError> {
+    let mut backoff = Backoff::default();
+    let mut told = false;
+    loop {
+        let left = end.saturating_duration_since(tokio::time::Instant::now());
+        let sent = tokio::time::timeout(
+            left,
+            client.submit(execution, &args.prompt, args.tenant.as_deref()),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(DurableError::Unreachable {
+                url: "Restate's ingress".to_owned(),
+                detail: format!("no answer within {} s", args.timeout),
+            })
+        });
+        match sent {
+            Err(error) if error.is_transient() && tokio::time::Instant::now() < end => {
+                if !told {
+                    note_line(format_args!(
+                        "[verdict] {error}; retrying for up to {} s",
+                        args.timeout
+                    ));
+                    told = true;
+                }
+                tokio::time::sleep(backoff.delay()).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Waits until the execution ends (or `end`), riding out restarts of
+/// Restate; exits with the final record's code.
+async fn wait(
+    client: &RestateClient,
+    execution: &ExecutionRef,
+    end: tokio::time::Instant,
+    timeout: u64,
+) -> anyhow::Result<Exit> {
+    let mut seen = (None, 0);
+    let mut backoff = Backoff::default();
+    let mut unreachable = false;
+    loop {
+        match client.status_until(execution, end.into_std()).await {
+            Ok(record) => {
+                if unreachable {
+                    note_line(format_args!("[verdict] Restate answers again"));
+                    unreachable = false;
+                }
+                backoff = Backoff::default();
+                if let Some(record) = record {
+                    notice_changes(&record, &mut seen);
+                    if record.state != ExecutionState::Running {
+                        for line in summary(&record) {
+                            note_line(format_args!("[verdict] {line}"));
+                        }
+                        return Ok(exit_of(&record));
                     }
-                    return Ok(exit_of(&record));
                 }
             }
-            if tokio::time::Instant::now() >= end {
-                note_line(format_args!(
-                    "[verdict] {execution} still running after {} s (`verdict status {execution}`)",
-                    args.timeout
-                ));
-                return Ok(Exit::RunFailed);
+            Err(error) if error.is_transient() => {
+                if !unreachable {
+                    note_line(format_args!(
+                        "[verdict] {error}; still waiting for {execution} (retrying with backoff)"
+                    ));
+                    unreachable = true;
+                }
             }
-            tokio::time::sleep(POLL).await;
+            Err(error) => {
+                return Err(error).context(format!("cannot read the record of {execution}"));
+            }
         }
-    })
+        if tokio::time::Instant::now() >= end {
+            if unreachable {
+                note_line(format_args!(
+                    "[verdict] Restate did not answer again within {timeout} s; {execution} goes on \
+                     (`verdict status {execution}`)"
+                ));
+            } else {
+                note_line(format_args!(
+                    "[verdict] {execution} still running after {timeout} s (`verdict status {execution}`)"
+                ));
+            }
+            return Ok(Exit::RunFailed);
+        }
+        let pause = if unreachable { backoff.delay() } else { POLL };
+        tokio::time::sleep(pause.min(end.saturating_duration_since(tokio::time::Instant::now())))
+            .await;
+    }
 }
 
 /// Prints a notice when the phase or the recovery count changed.

@@ -1,6 +1,8 @@
 //! `verdict worker`: serves the configuration's agent as durable
-//! executions on Restate (the endpoint Restate invokes), registered with
-//! Restate's admin API when it starts.
+//! executions on Restate (the endpoint Restate invokes) to requests signed
+//! by Restate's request identity, and registers itself with Restate's
+//! admin API, retrying with backoff until it can (`GET /readyz` says
+//! whether it is registered yet).
 
 use super::HostArgs;
 use crate::config::RestateSettings;
@@ -11,7 +13,7 @@ use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use verdict::durable::{Blueprint, RestateClient, Tenants, Worker};
+use verdict::durable::{Backoff, Blueprint, RestateClient, Tenants, Worker, register_until_done};
 
 /// Arguments of `verdict worker`.
 #[derive(Debug, clap::Args)]
@@ -26,7 +28,8 @@ pub struct WorkerArgs {
     /// its own verifiers; `submit --tenant` picks one).
     #[arg(long, value_name = "T")]
     tenant: Option<String>,
-    /// Do not register with the admin API (already registered at this URL).
+    /// Do not register with the admin API (already registered at this URL;
+    /// `/readyz` then answers ready as soon as the worker serves).
     #[arg(long)]
     no_register: bool,
     #[command(flatten)]
@@ -103,9 +106,17 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<Exit> {
         admin,
         listen,
         advertise,
+        identity,
+        tls,
     } = crate::config::load_restate(&args.config, args.listen)?;
+    // Before anything is loaded: who may invoke this worker.
+    identity.check(listen)?;
     let host = args.host.host()?;
     let tenants = tenants(&file, args.tenant.as_deref(), &host)?;
+    let mut worker = Worker::new(tenants).identity(identity);
+    if let Some((cert, key)) = &tls {
+        worker = worker.tls(cert, key)?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -117,18 +128,49 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<Exit> {
         let bound = listener
             .local_addr()
             .context("cannot read the bound address")?;
+        let scheme = if worker.is_tls() { "https" } else { "http" };
         note_line(format_args!("[verdict] worker listening on {bound}"));
-        let server = tokio::spawn(Worker::new(tenants).serve(listener, shutdown()));
-        if !args.no_register {
-            let url = advertise.unwrap_or_else(|| format!("http://{bound}"));
+        let readiness = worker.readiness();
+        let server = tokio::spawn(worker.serve(listener, shutdown()));
+        let registration = if args.no_register {
+            readiness.ready("serving; registration left to the operator (--no-register)");
+            None
+        } else {
+            let url = advertise.unwrap_or_else(|| format!("{scheme}://{bound}"));
             let client = RestateClient::new(&ingress, &admin)?;
-            client
-                .register(&url)
-                .await
-                .context("cannot register the worker with Restate's admin API")?;
-            note_line(format_args!("[verdict] registered {url} with {admin}"));
+            Some(tokio::spawn(async move {
+                register(&client, &url, &admin, &readiness).await;
+            }))
+        };
+        let served = server.await.context("the worker stopped");
+        if let Some(registration) = registration {
+            registration.abort();
         }
-        server.await.context("the worker stopped")?;
+        served??;
         Ok(Exit::Complete)
     })
+}
+
+/// Registers the worker until the admin API takes it, saying so in the
+/// log: the first failure, each new reason, and every tenth attempt.
+async fn register(
+    client: &RestateClient,
+    url: &str,
+    admin: &str,
+    readiness: &verdict::durable::Readiness,
+) {
+    let mut last = String::new();
+    register_until_done(client, url, readiness, Backoff::default(), |attempt, error, delay| {
+        let reason = error.to_string();
+        if attempt == 1 || reason != last || attempt % 10 == 0 {
+            note_line(format_args!(
+                "[verdict] cannot register the worker with Restate's admin API (attempt {attempt}): \
+                 {reason}; serving meanwhile, next attempt in {:.1} s",
+                delay.as_secs_f64()
+            ));
+        }
+        last = reason;
+    })
+    .await;
+    note_line(format_args!("[verdict] registered {url} with {admin}"));
 }

@@ -83,22 +83,49 @@ pub async fn wait_file(path: &Path) {
     }
 }
 
-/// A Restate server.
+/// Makes the request-identity key pair `file` (unless it exists) with
+/// `scripts/restate-dev.sh keygen`; its public key.
+pub fn keygen(file: &Path) -> String {
+    let out = Command::new("bash")
+        .arg(script())
+        .arg("keygen")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "keygen: {out:?}");
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    assert!(key.starts_with("publickeyv1_"), "{key}");
+    key
+}
+
+/// A Restate server, signing its requests to workers with its own key.
 pub struct Restate {
     child: Child,
     pub dir: tempfile::TempDir,
     pub ingress: u16,
     pub admin: u16,
     node: u16,
+    /// The public key of the server's request identity.
+    pub key: String,
 }
 
 impl Restate {
     /// Starts one; `None` when it cannot be installed here.
     pub fn start() -> Option<Self> {
+        Self::start_trusting(None)
+    }
+
+    /// Starts one that also trusts the PEM certificate `ca` (a TLS
+    /// worker's, kept as DIR/ca.pem across restarts).
+    pub fn start_trusting(ca: Option<&Path>) -> Option<Self> {
         if !installed() {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
+        if let Some(ca) = ca {
+            std::fs::copy(ca, dir.path().join("ca.pem")).unwrap();
+        }
+        let key = keygen(&dir.path().join("identity.pem"));
         let (ingress, admin, node) = (free_port(), free_port(), free_port());
         let child = Self::spawn(dir.path(), [ingress, admin, node]);
         Some(Self {
@@ -107,6 +134,7 @@ impl Restate {
             ingress,
             admin,
             node,
+            key,
         })
     }
 
@@ -116,7 +144,12 @@ impl Restate {
             .append(true)
             .open(dir.join("log"))
             .unwrap();
-        let child = Command::new("bash")
+        let mut command = Command::new("bash");
+        let ca = dir.join("ca.pem");
+        if ca.exists() {
+            command.env("RESTATE_DEV_CA", ca);
+        }
+        let child = command
             .arg(script())
             .arg("run")
             .arg(dir)
@@ -134,6 +167,12 @@ impl Restate {
     /// Kills the server (SIGKILL) and starts it again on the same data
     /// directory and ports.
     pub fn crash_and_restart(&mut self) {
+        self.crash();
+        self.restart();
+    }
+
+    /// Kills the server (SIGKILL); waits until its ports are closed.
+    pub fn crash(&mut self) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
         self.child.wait().unwrap();
@@ -142,6 +181,10 @@ impl Restate {
             assert!(Instant::now() < end, "the killed server still answers");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Starts the killed server again on its data directory and ports.
+    pub fn restart(&mut self) {
         self.child = Self::spawn(self.dir.path(), [self.ingress, self.admin, self.node]);
     }
 
@@ -171,20 +214,40 @@ pub struct WorkerProc {
     pub port: u16,
 }
 
+/// The test worker's binary, no arguments yet.
+pub fn worker_binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_verdict-durable-test-worker"));
+    command.stdin(Stdio::null()).stdout(Stdio::null());
+    command
+}
+
+/// The test worker's command: on `port`, the model at `provider`, tools
+/// in `workspace`, serving requests signed by `key`.
+pub fn worker_command(port: u16, provider: &str, workspace: &Path, key: &str) -> Command {
+    let mut command = worker_binary();
+    command
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--provider", provider])
+        .arg("--workspace")
+        .arg(workspace)
+        .args(["--identity-key", key]);
+    command
+}
+
 impl WorkerProc {
-    /// Starts the test worker on `port` with `extra` arguments and waits
+    /// Starts the test worker on `port` serving requests signed by `key`,
+    /// with `extra` arguments, and waits until it listens.
+    pub fn start(port: u16, provider: &str, workspace: &Path, key: &str, extra: &[&str]) -> Self {
+        Self::spawn_with(
+            worker_command(port, provider, workspace, key).args(extra),
+            port,
+        )
+    }
+
+    /// Starts `command` (a test worker listening on `port`) and waits
     /// until it listens.
-    pub fn start(port: u16, provider: &str, workspace: &Path, extra: &[&str]) -> Self {
-        let child = Command::new(env!("CARGO_BIN_EXE_verdict-durable-test-worker"))
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .args(["--provider", provider])
-            .arg("--workspace")
-            .arg(workspace)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
+    pub fn spawn_with(command: &mut Command, port: u16) -> Self {
+        let child = command.spawn().unwrap();
         wait_port(port, "the worker");
         Self { child, port }
     }
@@ -342,7 +405,7 @@ impl Scenario {
             .map(|f| f.replace("{paused}", &paused))
             .collect();
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let worker = WorkerProc::start(port, &url, ws.path(), &flags);
+        let worker = WorkerProc::start(port, &url, ws.path(), &restate.key, &flags);
         register(&client, &worker).await;
         Some(Self {
             restate,
@@ -369,7 +432,13 @@ impl Scenario {
     /// same port, which Restate's retries reach.
     pub fn take_over(&mut self, flags: &[&str]) {
         self.worker.kill();
-        self.worker = WorkerProc::start(self.port, &self.url, self.ws.path(), flags);
+        self.worker = WorkerProc::start(
+            self.port,
+            &self.url,
+            self.ws.path(),
+            &self.restate.key,
+            flags,
+        );
     }
 
     /// The record of `execution` once it finished.

@@ -7,12 +7,19 @@
 //!     [--pause-model N:FILE] [--pause-read FILE] [--pause-write FILE]
 //!     [--pause-check N:FILE] [--idempotent]
 //!     [--without-read] [--with-progress] [--noting-checker]
+//!     [--identity-key KEY]... [--allow-unsigned] [--tls CERT KEY]
+//!     [--tool-delay-ms MS]
 //! ```
 //!
-//! The last three change the agent under a running execution (a removed
-//! tool, an added progress checker) or make its checker note a fresh
-//! record id per check, as a recording checker does (logged to
-//! DIR/records.log).
+//! `--without-read`, `--with-progress` and `--noting-checker` change the
+//! agent under a running execution (a removed tool, an added progress
+//! checker) or make its checker note a fresh record id per check, as a
+//! recording checker does (logged to DIR/records.log).
+//! `--identity-key` (repeatable) serves only requests signed by one of the
+//! keys; `--allow-unsigned` serves unsigned ones (loopback only); with
+//! neither the worker refuses to start, exit 1. `--tool-delay-ms` makes
+//! every read and write take that long after its effect (the chaos test's
+//! window for a kill inside a tool).
 //!
 //! A pause point makes FILE at the N-th event of this process and from
 //! then on never returns: model calls (before they reach the provider),
@@ -91,13 +98,16 @@ impl Model for PausingModel {
     }
 }
 
+/// Appends `line` in one write (`writeln!` on a file writes the text and
+/// the newline apart: a SIGKILL between them left a line without its end,
+/// and the next process's line was glued to it, so neither was counted).
 fn append(path: &Path, line: &str) {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .unwrap();
-    writeln!(file, "{line}").unwrap();
+    file.write_all(format!("{line}\n").as_bytes()).unwrap();
 }
 
 fn main() {
@@ -107,6 +117,9 @@ fn main() {
     let mut pause_read = None;
     let mut idempotent = false;
     let (mut without_read, mut with_progress, mut noting) = (false, false, false);
+    let mut identity = verdict_durable::RequestIdentity::new();
+    let mut tls = None;
+    let mut tool_delay = std::time::Duration::ZERO;
     while let Some(arg) = args.next() {
         let mut value = || args.next().expect("a value");
         match arg.as_str() {
@@ -121,6 +134,12 @@ fn main() {
             "--without-read" => without_read = true,
             "--with-progress" => with_progress = true,
             "--noting-checker" => noting = true,
+            "--identity-key" => identity = identity.key(&value()).expect("a key"),
+            "--allow-unsigned" => identity = identity.allow_unsigned(),
+            "--tls" => tls = Some((PathBuf::from(value()), PathBuf::from(value()))),
+            "--tool-delay-ms" => {
+                tool_delay = std::time::Duration::from_millis(value().parse().expect("MS"));
+            }
             other => panic!("unknown argument {other}"),
         }
     }
@@ -146,6 +165,7 @@ fn main() {
                 append(&log, "read");
                 let content =
                     std::fs::read_to_string(&path).map_err(|e| ToolError::new(e.to_string()))?;
+                tokio::time::sleep(tool_delay).await;
                 if pause.as_ref().is_some_and(Pause::hit) {
                     std::future::pending::<()>().await;
                 }
@@ -176,6 +196,7 @@ fn main() {
                     std::fs::write(dir.join(id), args["content"].as_str().unwrap_or_default())
                         .map_err(|e| ToolError::new(e.to_string()))?;
                 }
+                tokio::time::sleep(tool_delay).await;
                 if pause.as_ref().is_some_and(Pause::hit) {
                     std::future::pending::<()>().await;
                 }
@@ -250,8 +271,14 @@ fn main() {
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(&listen).await.unwrap();
         println!("listening {}", listener.local_addr().unwrap());
-        Worker::new(blueprint)
-            .serve(listener, std::future::pending::<()>())
-            .await;
+        let mut worker = Worker::new(blueprint).identity(identity);
+        if let Some((cert, key)) = tls {
+            worker = worker.tls(&cert, &key).expect("TLS");
+        }
+        worker.readiness().ready("not registering itself");
+        if let Err(error) = worker.serve(listener, std::future::pending::<()>()).await {
+            eprintln!("verdict-durable-test-worker: {error}");
+            std::process::exit(1);
+        }
     });
 }
