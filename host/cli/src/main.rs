@@ -9,6 +9,7 @@ mod crate_name;
 mod dependency;
 mod exit;
 mod files;
+mod mcp_tools;
 mod narrate;
 mod oci;
 mod roots;
@@ -17,6 +18,7 @@ mod session;
 mod signals;
 mod stdout;
 mod templates;
+mod tool_rows;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -75,6 +77,8 @@ enum Command {
     Submit(commands::submit::SubmitArgs),
     /// Show a durable execution's phase, stop reason, recovery and verdict.
     Status(commands::status::StatusArgs),
+    /// MCP servers' tools: `mcp list CONFIG` prints each with its effect.
+    Mcp(commands::mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
         Command::Worker(args) => commands::worker::run(args),
         Command::Submit(args) => commands::submit::run(args),
         Command::Status(args) => commands::status::run(args),
+        Command::Mcp(args) => commands::mcp::run(args),
     };
     match result {
         Ok(code) => code.into(),

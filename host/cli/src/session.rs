@@ -1,5 +1,5 @@
-//! Builds the agent of one configuration: its connector, built-in tools,
-//! loop policy and the chosen tenant's verifiers.
+//! Builds the agent of one configuration: its connector, built-in and MCP
+//! tools, loop policy and the chosen tenant's verifiers.
 
 use crate::builtin_tools::Workspace;
 use crate::config::locate::Seg;
@@ -40,6 +40,8 @@ pub struct Session {
     pub checkers: Checkers,
     /// Checker metrics of the runs.
     pub totals: Totals,
+    /// Every tool of the agent with its effect and where it came from.
+    pub tools: Vec<crate::tool_rows::ToolRow>,
 }
 
 fn key(k: &str) -> Seg {
@@ -293,19 +295,23 @@ pub struct Parts {
     pub totals: Totals,
     /// The agent's connector.
     pub connector: Connector,
-    /// The built-in tools.
+    /// The built-in tools, then the MCP servers' tools.
     pub tools: Vec<verdict::Tool>,
+    /// The MCP servers' tools with their effects (empty without `[mcp.*]`).
+    pub mcp: Vec<verdict::mcp::ToolListing>,
 }
 
 impl Parts {
     /// Loads the connector, tools, policy and the checkers of `tenant`
-    /// (see [`pick_tenant`]); every `.wasm` is loaded and checked now.
+    /// (see [`pick_tenant`]); every `.wasm` is loaded and checked now, and
+    /// the MCP servers are started on `runtime` (the run's own).
     pub fn load(
         file: &ConfigFile,
         tenant: Option<&str>,
         host: &VerifierHost,
+        runtime: &tokio::runtime::Handle,
     ) -> Result<Self, SessionError> {
-        Self::load_recording(file, tenant, host, None)
+        Self::load_recording(file, tenant, host, None, runtime)
     }
 
     /// [`Parts::load`], every check recorded into `recorder` when given.
@@ -314,6 +320,7 @@ impl Parts {
         tenant: Option<&str>,
         host: &VerifierHost,
         recorder: Option<&Arc<Recorder>>,
+        runtime: &tokio::runtime::Handle,
     ) -> Result<Self, SessionError> {
         let config = &file.config;
         let tenant = pick_tenant(file, tenant)?;
@@ -340,6 +347,11 @@ impl Parts {
                 }
             }
         }
+        let mut mcp = Vec::new();
+        if let Some(set) = crate::mcp_tools::start(file, tenant.as_deref(), runtime)? {
+            tools.extend(set.tools());
+            mcp = set.listing().to_vec();
+        }
         Ok(Self {
             tenant,
             policy: config.loop_policy.clone(),
@@ -347,19 +359,22 @@ impl Parts {
             totals,
             connector,
             tools,
+            mcp,
         })
     }
 }
 
 impl Session {
     /// Builds the agent for `tenant` (see [`pick_tenant`]); every `.wasm`
-    /// is loaded and checked now, before anything runs.
+    /// is loaded and checked now and the MCP servers started on `runtime`,
+    /// before anything runs.
     pub fn build(
         file: &ConfigFile,
         tenant: Option<&str>,
         host: &VerifierHost,
+        runtime: &tokio::runtime::Handle,
     ) -> Result<Self, SessionError> {
-        Self::build_recording(file, tenant, host, None)
+        Self::build_recording(file, tenant, host, None, runtime)
     }
 
     /// [`Session::build`], every check recorded into `recorder` when given.
@@ -368,6 +383,7 @@ impl Session {
         tenant: Option<&str>,
         host: &VerifierHost,
         recorder: Option<&Arc<Recorder>>,
+        runtime: &tokio::runtime::Handle,
     ) -> Result<Self, SessionError> {
         let Parts {
             tenant,
@@ -376,7 +392,8 @@ impl Session {
             totals,
             connector,
             tools,
-        } = Parts::load_recording(file, tenant, host, recorder)?;
+            mcp,
+        } = Parts::load_recording(file, tenant, host, recorder, runtime)?;
         let mut registry = ConnectorRegistry::new();
         registry.register_connector(connector);
         let agent_section = &file.config.agent;
@@ -392,6 +409,7 @@ impl Session {
         if let Some(n) = agent_section.max_tokens {
             builder = builder.max_tokens(n);
         }
+        let rows = crate::tool_rows::rows(&tools, &mcp);
         for tool in tools {
             builder = builder.tool(tool);
         }
@@ -409,6 +427,7 @@ impl Session {
             policy,
             checkers,
             totals,
+            tools: rows,
         })
     }
 }

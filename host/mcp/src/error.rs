@@ -63,3 +63,17 @@ pub enum McpError {
         tool: String,
     },
 }
+
+impl McpError {
+    /// The name of the server the error is about.
+    pub fn server(&self) -> &str {
+        match self {
+            Self::Spawn { server, .. }
+            | Self::Initialize { server, .. }
+            | Self::List { server, .. }
+            | Self::TooMany { server, .. }
+            | Self::Tool { server, .. }
+            | Self::UnknownTool { server, .. } => server,
+        }
+    }
+}

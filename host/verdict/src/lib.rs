@@ -82,6 +82,14 @@ pub mod registry {
 pub mod durable {
     pub use verdict_durable::*;
 }
+/// MCP servers' tools as loop tools: [`mcp::McpToolset`] starts the
+/// configured servers and makes each listed tool a [`Tool`] whose effect
+/// its annotations decide (the table in [`mcp::effect`]).
+#[cfg(feature = "mcp")]
+pub mod mcp {
+    pub use verdict_mcp::*;
+}
+
 /// Verifiers served by `verdict serve`: a completion and progress checker
 /// over its HTTP API.
 #[cfg(feature = "remote")]

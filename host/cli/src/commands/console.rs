@@ -47,8 +47,8 @@ const POLL: Duration = Duration::from_millis(10);
 pub fn run(args: ConsoleArgs) -> anyhow::Result<Exit> {
     let file = crate::config::load(&args.config)?;
     let host = args.host.host()?;
-    let session = Session::build(&file, args.tenant.as_deref(), &host)?;
     let runtime = super::runtime()?;
+    let session = Session::build(&file, args.tenant.as_deref(), &host, runtime.handle())?;
     let mut console = Console::new(file, host, session);
     let result = if std::io::stdin().is_terminal() {
         terminal(&mut console, &runtime)
@@ -98,6 +98,7 @@ fn run_line(
         Ok(Command::Save(path)) => (console.save(&path), Step::Done),
         Ok(Command::Load(path)) => (console.load(&path), Step::Done),
         Ok(Command::VerifierReload) => (console.verifier_reload(), Step::Done),
+        Ok(Command::Tools) => (console.tools(), Step::Done),
         Ok(Command::Help) => (HELP.to_owned(), Step::Done),
         Ok(Command::Quit) => (String::new(), Step::Quit),
     };

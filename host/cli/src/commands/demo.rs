@@ -96,7 +96,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
         )
         .context("cannot write the demo configuration")?;
         let file = crate::config::load(&config_path)?;
-        let session = Session::build(&file, None, &host)?;
+        let session = Session::build(&file, None, &host, runtime.handle())?;
 
         let intro = [
             "verdict demo: an agent whose completion is decided by a sandboxed wasm verifier."

@@ -8,6 +8,7 @@ pub mod console;
 pub mod demo;
 pub mod fake_provider;
 pub mod inspect;
+pub mod mcp;
 pub mod new_verifier;
 pub mod pull;
 pub mod push;

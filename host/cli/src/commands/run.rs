@@ -51,9 +51,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<Exit> {
         )),
         None => None,
     };
-    let session =
-        Session::build_recording(&file, args.tenant.as_deref(), &host, recorder.as_ref())?;
     let runtime = super::runtime()?;
+    let session = Session::build_recording(
+        &file,
+        args.tenant.as_deref(),
+        &host,
+        recorder.as_ref(),
+        runtime.handle(),
+    )?;
     let stdout_failed = FirstError::default();
     let result = runtime.block_on(async {
         let options = RunOptions::default();

@@ -64,18 +64,19 @@ fn tenants(
     file: &crate::config::ConfigFile,
     only: Option<&str>,
     host: &verdict::VerifierHost,
+    runtime: &tokio::runtime::Handle,
 ) -> anyhow::Result<Tenants> {
     let names: Vec<String> = match only {
         Some(name) => vec![name.to_owned()],
         None => file.config.tenants.keys().cloned().collect(),
     };
     if names.is_empty() {
-        let parts = Parts::load(file, None, host)?;
+        let parts = Parts::load(file, None, host, runtime)?;
         return Ok(Tenants::from(blueprint(file, parts)));
     }
     let mut tenants = Tenants::new();
     for name in names {
-        let parts = Parts::load(file, Some(&name), host)?;
+        let parts = Parts::load(file, Some(&name), host, runtime)?;
         tenants = tenants.tenant(name, blueprint(file, parts));
     }
     Ok(tenants)
@@ -112,15 +113,16 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<Exit> {
     // Before anything is loaded: who may invoke this worker.
     identity.check(listen)?;
     let host = args.host.host()?;
-    let tenants = tenants(&file, args.tenant.as_deref(), &host)?;
-    let mut worker = Worker::new(tenants).identity(identity);
-    if let Some((cert, key)) = &tls {
-        worker = worker.tls(cert, key)?;
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // Each tenant's MCP servers are its own processes, tasks of this runtime.
+    let tenants = tenants(&file, args.tenant.as_deref(), &host, runtime.handle())?;
+    let mut worker = Worker::new(tenants).identity(identity);
+    if let Some((cert, key)) = &tls {
+        worker = worker.tls(cert, key)?;
+    }
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(listen)
             .await

@@ -10,11 +10,13 @@
 
 mod error;
 pub mod locate;
+mod mcp;
 mod restate;
 mod sections;
 mod serve;
 
 pub use error::ConfigError;
+pub use mcp::McpSection;
 pub use restate::{DEFAULT_INGRESS, RestateSettings, load_restate};
 pub use sections::{
     AgentSection, ConnectorSection, LimitsSection, RemoteSection, TenantSection, ToolName,
@@ -44,6 +46,9 @@ pub struct Config {
     /// The loop policy; absent means off (no default policy).
     #[serde(default)]
     pub loop_policy: Option<LoopPolicy>,
+    /// MCP servers whose tools the agent gets, by name.
+    #[serde(default)]
+    pub mcp: BTreeMap<String, McpSection>,
     /// Verifiers per tenant.
     #[serde(default)]
     pub tenants: BTreeMap<String, TenantSection>,
@@ -269,8 +274,15 @@ fn validate(file: &ConfigFile) -> Result<(), ConfigError> {
             return Err(file.error(&[key("registries"), key(host), key(field)], message));
         }
     }
+    for (name, server) in &config.mcp {
+        server.validate(file, &[key("mcp"), key(name)], name)?;
+    }
     for (name, tenant) in &config.tenants {
         tenant.validate(file, name, config.loop_policy.is_some())?;
+        for (server_name, server) in &tenant.mcp {
+            let at = [key("tenants"), key(name), key("mcp"), key(server_name)];
+            server.validate(file, &at, server_name)?;
+        }
     }
     Ok(())
 }

@@ -346,6 +346,14 @@ pub struct TenantSection {
     /// `verdict serve`: the tenant's checks at once (default 64).
     #[serde(default)]
     pub max_concurrent_checks: Option<usize>,
+    /// The tenant's own MCP servers (`[tenants.T.mcp.NAME]`), started for
+    /// its runs only.
+    #[serde(default)]
+    pub mcp: std::collections::BTreeMap<String, super::McpSection>,
+    /// `false`: MCP servers' annotations decide no effect in this tenant's
+    /// runs (every tool unknown unless an override names its effect).
+    #[serde(default)]
+    pub trust_mcp_annotations: Option<bool>,
 }
 
 impl TenantSection {

@@ -21,6 +21,8 @@ pub enum Command {
     Load(PathBuf),
     /// `/verifier reload`.
     VerifierReload,
+    /// `/tools`.
+    Tools,
     /// `/help`.
     Help,
     /// `/quit`.
@@ -40,6 +42,7 @@ commands:
   /save FILE         save the conversation
   /load FILE         load a saved conversation (idle only)
   /verifier reload   reload the tenant's .wasm for the next execution (idle only)
+  /tools             the agent's tools, each with its effect and where it came from
   /quit              leave";
 
 /// Parses `line`; an unknown or malformed command is an error message.
@@ -69,6 +72,8 @@ pub fn parse(line: &str) -> Result<Command, String> {
         ("/load", path) => file(path, "/load FILE").map(Command::Load),
         ("/verifier", ["reload"]) => Ok(Command::VerifierReload),
         ("/verifier", _) => Err("usage: /verifier reload".into()),
+        ("/tools", []) => Ok(Command::Tools),
+        ("/tools", _) => Err("usage: /tools".into()),
         ("/help", []) => Ok(Command::Help),
         ("/quit" | "/exit", []) => Ok(Command::Quit),
         _ => Err(format!("unknown command {head} (try /help)")),
@@ -96,6 +101,7 @@ mod tests {
         assert_eq!(parse("/save c.json"), Ok(Command::Save("c.json".into())));
         assert_eq!(parse("/load c.json"), Ok(Command::Load("c.json".into())));
         assert_eq!(parse("/verifier reload"), Ok(Command::VerifierReload));
+        assert_eq!(parse("/tools"), Ok(Command::Tools));
         assert_eq!(parse("/quit"), Ok(Command::Quit));
         assert_eq!(parse("/help"), Ok(Command::Help));
     }

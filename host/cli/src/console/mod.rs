@@ -233,6 +233,11 @@ impl Console {
         }
     }
 
+    /// `/tools`.
+    pub fn tools(&self) -> String {
+        crate::tool_rows::table(&self.session.tools)
+    }
+
     /// `/context loop`.
     pub fn context_loop(&self) -> String {
         let failure = self
