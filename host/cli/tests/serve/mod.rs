@@ -5,6 +5,7 @@
 mod abuse;
 mod api;
 mod client;
+mod drain;
 mod lifecycle;
 mod oci;
 mod records;
