@@ -6,6 +6,7 @@ mod abuse;
 mod api;
 mod client;
 mod drain;
+mod integrity;
 mod lifecycle;
 mod oci;
 mod records;
