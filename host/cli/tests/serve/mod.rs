@@ -9,6 +9,7 @@ mod drain;
 mod integrity;
 mod lifecycle;
 mod oci;
+mod prometheus;
 mod records;
 mod remote;
 mod server;
