@@ -48,6 +48,7 @@ cat > "$work/verdict.toml" <<TOML
 [server]
 max_concurrent_checks = 1024
 header_read_timeout_ms = 60000
+drain_grace_ms = 0
 
 [tenants.bench]
 artifact_root = "art"

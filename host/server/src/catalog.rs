@@ -22,6 +22,10 @@ pub struct Slot {
     pub origin: String,
     /// How long it took to load.
     pub load_time: Duration,
+    /// The SHA-256 (hex) of the configured spec's bytes this slot stands
+    /// for (an upload keeps the one of the slot it replaced): a reload
+    /// keeps the slot only while the spec still has these bytes.
+    pub source: Option<String>,
 }
 
 /// One tenant as served.
@@ -81,6 +85,19 @@ pub fn parse_role(text: &str) -> Option<Role> {
         "progress" => Some(Role::Progress),
         _ => None,
     }
+}
+
+/// The longest tenant name.
+pub const MAX_TENANT_NAME: usize = 64;
+
+/// A tenant name as a crate name: ASCII letters, digits, `-` and `_`,
+/// starting with a letter; nothing a path or a metrics label must escape.
+pub fn valid_tenant_name(name: &str) -> bool {
+    name.len() <= MAX_TENANT_NAME
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 fn hash_of(tenant: &str, what: &str, text: Option<&str>) -> Result<Option<[u8; 32]>, ServeError> {
@@ -147,6 +164,19 @@ fn keep_component(recorder: &Recorder, spec: &VerifierSpec) -> Result<(), String
         .map_err(|e| format!("record_dir: {e}"))
 }
 
+/// The SHA-256 (hex) of the bytes `spec` names now (a file rebuilt in
+/// place has another).
+fn spec_digest(spec: &VerifierSpec) -> Result<String, String> {
+    use sha2::Digest;
+    let digest = match spec {
+        VerifierSpec::File(path) => sha2::Sha256::digest(
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+        ),
+        VerifierSpec::Bytes { bytes, .. } => sha2::Sha256::digest(bytes),
+    };
+    Ok(hex::encode(digest))
+}
+
 fn origin(spec: &VerifierSpec) -> String {
     match spec {
         VerifierSpec::File(path) => path.display().to_string(),
@@ -199,6 +229,12 @@ fn build_tenant(
         tenant: t.name.clone(),
         message,
     };
+    if !valid_tenant_name(&t.name) {
+        return Err(fail(format!(
+            "a tenant name is 1 to {MAX_TENANT_NAME} ASCII letters, digits, `-` and `_`, \
+             starting with a letter (it is a path segment and a metrics label)"
+        )));
+    }
     if t.max_concurrent_checks == 0 {
         return Err(fail("max_concurrent_checks must be positive".into()));
     }
@@ -233,6 +269,9 @@ fn build_tenant(
         (Role::Progress, &t.progress),
     ] {
         let Some(spec) = spec else { continue };
+        // Kept when the spec is the same and so are its bytes (a file is
+        // compared by content: one rebuilt in place is loaded again).
+        let source = spec_digest(spec).map_err(fail)?;
         let kept = old.filter(|o| {
             let before = match role {
                 Role::Completion => &o.settings.completion,
@@ -240,7 +279,10 @@ fn build_tenant(
             };
             before.as_ref() == Some(spec)
         });
-        if let Some(slot) = kept.and_then(|o| o.slot(role).load_full()) {
+        if let Some(slot) = kept
+            .and_then(|o| o.slot(role).load_full())
+            .filter(|slot| slot.source.as_deref() == Some(source.as_str()))
+        {
             state.slot(role).store(Some(slot));
             continue;
         }
@@ -259,7 +301,35 @@ fn build_tenant(
             verifier,
             origin: origin(spec),
             load_time,
+            source: Some(source),
         })));
     }
     Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_tenant_name;
+
+    #[test]
+    fn tenant_names_are_like_crate_names() {
+        for ok in ["alpha", "acme-corp", "t_1", "A"] {
+            assert!(valid_tenant_name(ok), "{ok}");
+        }
+        let long = "a".repeat(65);
+        for bad in [
+            "",
+            "a\"b",
+            "a\\b",
+            "1abc",
+            "-a",
+            "a b",
+            "a.b",
+            "a/b",
+            "é",
+            long.as_str(),
+        ] {
+            assert!(!valid_tenant_name(bad), "{bad}");
+        }
+    }
 }

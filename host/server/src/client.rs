@@ -95,7 +95,7 @@ impl RemoteChecker {
         let exchange = async {
             let response = request.send().await.map_err(transport)?;
             let status = response.status();
-            let bytes = response.bytes().await.map_err(transport)?;
+            let bytes = bounded_body(response).await?;
             let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|_| {
                 CheckerError::Failed(format!("http_{}: not a JSON answer", status.as_u16()))
             })?;
@@ -118,6 +118,35 @@ impl RemoteChecker {
             }),
         }
     }
+}
+
+/// The most of an answer read: a verdict is at most 16 KiB and a progress
+/// key 4,000 characters, the rest of the object a few hundred bytes.
+pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+
+/// The answer's body, refused (never read further) past
+/// [`MAX_ANSWER_BYTES`], announced or sent.
+async fn bounded_body(mut response: reqwest::Response) -> Result<Vec<u8>, CheckerError> {
+    let status = response.status().as_u16();
+    let too_large = || {
+        CheckerError::Failed(format!(
+            "http_{status}: the answer is over {MAX_ANSWER_BYTES} bytes"
+        ))
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_ANSWER_BYTES as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 fn transport(e: reqwest::Error) -> CheckerError {

@@ -25,6 +25,8 @@ mod lifecycle;
 #[cfg(feature = "server")]
 mod limits;
 #[cfg(feature = "server")]
+mod listen;
+#[cfg(feature = "server")]
 mod metrics;
 #[cfg(feature = "server")]
 mod recording;

@@ -14,9 +14,10 @@ use hyper_util::service::TowerToHyperService;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use verdict_sandbox::VerifierHost;
 
 /// A bound server, ready to run.
@@ -24,7 +25,7 @@ pub struct Server {
     listener: TcpListener,
     state: Arc<AppState>,
     tls: Option<tokio_rustls::TlsAcceptor>,
-    stop: watch::Sender<bool>,
+    stop: watch::Sender<Option<Duration>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -39,7 +40,7 @@ impl std::fmt::Debug for Server {
 #[derive(Clone)]
 pub struct ServerHandle {
     state: Arc<AppState>,
-    stop: watch::Sender<bool>,
+    stop: watch::Sender<Option<Duration>>,
 }
 
 impl std::fmt::Debug for ServerHandle {
@@ -49,10 +50,23 @@ impl std::fmt::Debug for ServerHandle {
 }
 
 impl ServerHandle {
-    /// Stops accepting and drains (what `SIGTERM` does).
+    /// Drains and stops (what `SIGTERM` does): `/readyz` answers 503 at
+    /// once, new connections are accepted for `[server] drain_grace` (and
+    /// answered 503), then the backlog is answered and the listener closes.
     pub fn shutdown(&self) {
+        self.shutdown_after(self.state.server.drain_grace);
+    }
+
+    /// [`Self::shutdown`] with this grace period (`SIGINT`: none).
+    pub fn shutdown_after(&self, grace: Duration) {
         self.state.draining.store(true, Ordering::Relaxed);
-        self.stop.send_replace(true);
+        self.stop.send_if_modified(|stop| {
+            let first = stop.is_none();
+            if first {
+                *stop = Some(grace);
+            }
+            first
+        });
     }
 
     /// Re-reads the configuration (what `SIGHUP` does): the number of
@@ -119,7 +133,7 @@ impl Server {
             log_json,
             check_threads,
         ));
-        let (stop, _) = watch::channel(false);
+        let (stop, _) = watch::channel(None);
         Ok(Self {
             listener,
             state,
@@ -146,9 +160,13 @@ impl Server {
         }
     }
 
-    /// Serves until [`ServerHandle::shutdown`], then stops accepting and
-    /// waits (at most the drain timeout) for accepted requests to finish.
-    /// True when every connection closed within the drain timeout.
+    /// Serves until [`ServerHandle::shutdown`], then drains: for the
+    /// grace period new connections are still accepted (every request is
+    /// answered 503 with `Connection: close`, `/readyz` too), then the
+    /// listener refuses new handshakes, what waits in its backlog is
+    /// accepted and answered, and the listener closes; accepted requests
+    /// then have the drain timeout to finish. True when every connection
+    /// closed within the drain timeout.
     pub async fn run(self) -> bool {
         let Self {
             listener,
@@ -156,7 +174,6 @@ impl Server {
             tls,
             stop,
         } = self;
-        let router = crate::routes::router(state.clone());
         let graceful = GracefulShutdown::new();
         let connections = Arc::new(Semaphore::new(state.server.max_connections));
         let mut stopped = stop.subscribe();
@@ -178,72 +195,168 @@ impl Server {
         let threads = RuntimeThreads::start("verdict-http", state.server.http_threads, when_idle)
             .inspect_err(|e| tracing::warn!(error = %e, "serving on the main runtime"))
             .ok();
-        loop {
-            if *stopped.borrow() {
-                break;
+        let acceptor = Acceptor {
+            router: crate::routes::router(state.clone()),
+            state: state.clone(),
+            tls,
+            threads,
+        };
+        // Serving, then (stopped) the grace period.
+        let grace = loop {
+            if let Some(grace) = *stopped.borrow() {
+                break grace;
             }
             let permit = tokio::select! {
                 p = connections.clone().acquire_owned() => p,
-                _ = stopped.changed() => break,
+                _ = stopped.changed() => continue,
+            };
+            let Ok(permit) = permit else {
+                break Duration::ZERO;
+            };
+            tokio::select! {
+                a = listener.accept() => acceptor.take(a, Some(permit), &graceful).await,
+                _ = stopped.changed() => continue,
+            }
+        };
+        state.draining.store(true, Ordering::Relaxed);
+        let grace_over = tokio::time::sleep(grace);
+        tokio::pin!(grace_over);
+        loop {
+            let permit = tokio::select! {
+                p = connections.clone().acquire_owned() => p,
+                () = &mut grace_over => break,
             };
             let Ok(permit) = permit else { break };
-            let accepted = tokio::select! {
-                a = listener.accept() => a,
-                _ = stopped.changed() => break,
-            };
-            let (stream, _peer) = match accepted {
-                Ok(a) => a,
-                Err(e) => {
-                    // Out of descriptors and the like: back off, go on.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                    continue;
-                }
-            };
-            let _ = stream.set_nodelay(true);
-            let service = TowerToHyperService::new(router.clone());
-            let state = state.clone();
-            let watcher = graceful.watcher();
-            let tls = tls.clone();
-            let conn = move |stream: tokio::net::TcpStream| async move {
-                state.metrics.connections.inc();
-                let header_timeout = state.server.header_read_timeout;
-                match tls {
-                    None => serve(stream, service, header_timeout, watcher).await,
-                    Some(acceptor) => {
-                        match tokio::time::timeout(header_timeout, acceptor.accept(stream)).await {
-                            Ok(Ok(tls)) => serve(tls, service, header_timeout, watcher).await,
-                            _ => tracing::debug!("TLS handshake failed or timed out"),
+            tokio::select! {
+                a = listener.accept() => acceptor.take(a, Some(permit), &graceful).await,
+                () = &mut grace_over => break,
+            }
+        }
+        // The backlog: no new handshakes, those under way complete, then
+        // every connection waiting is accepted (past `max_connections`:
+        // each is answered 503 at once) before the listener closes.
+        match listener.into_std() {
+            Ok(listener) => {
+                crate::listen::refuse_new_handshakes(&listener);
+                tokio::time::sleep(HANDSHAKES_SETTLE).await;
+                loop {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let stream = stream
+                                .set_nonblocking(true)
+                                .and_then(|()| tokio::net::TcpStream::from_std(stream));
+                            let accepted = stream.map(|s| (s, None));
+                            let _ = acceptor.take_stream(accepted, None, &graceful);
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            tracing::warn!(error = %e, "accept failed while closing");
+                            break;
                         }
                     }
                 }
-                state.metrics.connections.dec();
-                drop(permit);
-            };
-            match &threads {
-                // The socket moves to the serving thread's own reactor.
-                Some(threads) => match stream.into_std() {
-                    Ok(socket) => threads.spawn(async move {
-                        match tokio::net::TcpStream::from_std(socket) {
-                            Ok(stream) => conn(stream).await,
-                            Err(e) => tracing::warn!(error = %e, "cannot serve a connection"),
-                        }
-                    }),
-                    Err(e) => tracing::warn!(error = %e, "cannot serve a connection"),
-                },
-                None => {
-                    tokio::spawn(conn(stream));
-                }
             }
+            Err(e) => tracing::warn!(error = %e, "cannot drain the listen backlog"),
         }
-        state.draining.store(true, Ordering::Relaxed);
-        drop(listener);
-        let drained = tokio::time::timeout(state.server.drain_timeout, graceful.shutdown())
+        // A connection told to shut down before it read its first request
+        // closes unanswered: each gets its header read time to send it (and
+        // closes after its answer: `Connection: close`) before the rest are
+        // told.
+        let drain_over = tokio::time::Instant::now() + state.server.drain_timeout;
+        let first_requests = tokio::time::Instant::now()
+            + state
+                .server
+                .header_read_timeout
+                .min(state.server.drain_timeout);
+        while graceful.count() > 0 && tokio::time::Instant::now() < first_requests {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let drained = tokio::time::timeout_at(drain_over, graceful.shutdown())
             .await
             .is_ok();
-        drop(threads);
+        drop(acceptor);
         crate::access::flush();
         drained
+    }
+}
+
+/// How long handshakes under way get to complete into the backlog once
+/// new ones are refused (a loopback or LAN round trip, with room).
+const HANDSHAKES_SETTLE: Duration = Duration::from_millis(100);
+
+/// Serves each accepted connection.
+struct Acceptor {
+    router: axum::Router,
+    state: Arc<AppState>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    threads: Option<RuntimeThreads>,
+}
+
+impl Acceptor {
+    /// Serves an accepted connection (an accept error: backs off a little).
+    async fn take(
+        &self,
+        accepted: std::io::Result<(tokio::net::TcpStream, SocketAddr)>,
+        permit: Option<OwnedSemaphorePermit>,
+        graceful: &GracefulShutdown,
+    ) {
+        let accepted = accepted.map(|(s, peer)| (s, Some(peer)));
+        if self.take_stream(accepted, permit, graceful).is_err() {
+            // Out of descriptors and the like: back off, go on.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn take_stream(
+        &self,
+        accepted: std::io::Result<(tokio::net::TcpStream, Option<SocketAddr>)>,
+        permit: Option<OwnedSemaphorePermit>,
+        graceful: &GracefulShutdown,
+    ) -> Result<(), ()> {
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                return Err(());
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(self.router.clone());
+        let state = self.state.clone();
+        let watcher = graceful.watcher();
+        let tls = self.tls.clone();
+        let conn = move |stream: tokio::net::TcpStream| async move {
+            state.metrics.connections.inc();
+            let header_timeout = state.server.header_read_timeout;
+            match tls {
+                None => serve(stream, service, header_timeout, watcher).await,
+                Some(acceptor) => {
+                    match tokio::time::timeout(header_timeout, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => serve(tls, service, header_timeout, watcher).await,
+                        _ => tracing::debug!("TLS handshake failed or timed out"),
+                    }
+                }
+            }
+            state.metrics.connections.dec();
+            drop(permit);
+        };
+        match &self.threads {
+            // The socket moves to the serving thread's own reactor.
+            Some(threads) => match stream.into_std() {
+                Ok(socket) => threads.spawn(async move {
+                    match tokio::net::TcpStream::from_std(socket) {
+                        Ok(stream) => conn(stream).await,
+                        Err(e) => tracing::warn!(error = %e, "cannot serve a connection"),
+                    }
+                }),
+                Err(e) => tracing::warn!(error = %e, "cannot serve a connection"),
+            },
+            None => {
+                tokio::spawn(conn(stream));
+            }
+        }
+        Ok(())
     }
 }
 

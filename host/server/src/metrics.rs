@@ -25,8 +25,9 @@ pub struct CheckLabels {
     pub tenant: String,
     /// `completion` or `progress`.
     pub role: String,
-    /// `complete`, `not_complete`, `progress_key`, `checker_error` or
-    /// `cancelled` (the client went away).
+    /// `complete`, `not_complete`, `progress_key`, `checker_error`,
+    /// `cancelled` (the client went away) or `record_failed` (the check
+    /// ran, its record could not be kept: answered 500).
     pub status: String,
 }
 

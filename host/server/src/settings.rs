@@ -47,6 +47,10 @@ pub struct ServerSettings {
     pub header_read_timeout: Duration,
     /// How long accepted requests may finish after SIGTERM.
     pub drain_timeout: Duration,
+    /// After SIGTERM, how long new connections are still accepted (each
+    /// request answered 503 with `Connection: close`) before the listener
+    /// stops taking handshakes and what waits in its backlog is answered.
+    pub drain_grace: Duration,
     /// Serve HTTPS with these files.
     pub tls: Option<TlsFiles>,
     /// Threads serving connections (at least 1).
@@ -74,6 +78,7 @@ impl Default for ServerSettings {
             request_timeout: Duration::from_secs(70),
             header_read_timeout: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(30),
+            drain_grace: Duration::from_secs(5),
             tls: None,
             http_threads: default_threads().0,
             check_threads: default_threads().1,

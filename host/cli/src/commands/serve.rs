@@ -107,10 +107,12 @@ fn signals(handle: verdict_server::ServerHandle, json: bool) -> anyhow::Result<(
     let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
     let mut hup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
     tokio::spawn(async move {
-        loop {
+        // SIGTERM (a supervisor, a load balancer's drain) keeps accepting
+        // for the grace period; SIGINT (a terminal) does not wait.
+        let grace = loop {
             tokio::select! {
-                _ = term.recv() => break,
-                _ = int.recv() => break,
+                _ = term.recv() => break None,
+                _ = int.recv() => break Some(std::time::Duration::ZERO),
                 _ = hup.recv() => {
                     let line = match handle.reload().await {
                         Ok(n) => reload_line(json, true, &format!("{n} tenants")),
@@ -119,9 +121,12 @@ fn signals(handle: verdict_server::ServerHandle, json: bool) -> anyhow::Result<(
                     crate::stdout::note_line(format_args!("{line}"));
                 }
             }
+        };
+        match grace {
+            None => handle.shutdown(),
+            Some(grace) => handle.shutdown_after(grace),
         }
         crate::stdout::note_line(format_args!("verdict serve: draining"));
-        handle.shutdown();
     });
     Ok(())
 }

@@ -41,6 +41,10 @@ pub struct ServerSection {
     /// How long SIGTERM waits for accepted requests, in ms (default 30000).
     #[serde(default)]
     pub drain_timeout_ms: Option<u64>,
+    /// After SIGTERM, how long new connections are still accepted (and
+    /// answered 503 with `Connection: close`), in ms (default 5000).
+    #[serde(default)]
+    pub drain_grace_ms: Option<u64>,
     /// Threads serving connections (default: half the cores, at least 1).
     #[serde(default)]
     pub http_threads: Option<usize>,
@@ -163,6 +167,9 @@ fn settings(
     }
     if let Some(n) = s.drain_timeout_ms {
         server.drain_timeout = ms(n);
+    }
+    if let Some(n) = s.drain_grace_ms {
+        server.drain_grace = ms(n);
     }
     server.tls = match (&s.tls_cert, &s.tls_key) {
         (None, None) => None,

@@ -31,7 +31,7 @@ fn hash_token_prints_the_sha256_hex_as_its_last_line() {
 fn sigterm_answers_every_accepted_request_then_exits_zero() {
     // Checks that spin to their 1.5 s deadline are in flight at SIGTERM.
     let text = spinning_config(
-        "",
+        "drain_grace_ms = 200",
         "[tenants.alpha.limits]\ntimeout_ms = 1500\nfuel = 100000000000000",
     );
     let mut served = Served::start(&text);

@@ -5,8 +5,11 @@
 mod abuse;
 mod api;
 mod client;
+mod drain;
+mod integrity;
 mod lifecycle;
 mod oci;
+mod prometheus;
 mod records;
 mod remote;
 mod server;

@@ -43,12 +43,16 @@ pub async fn progress(
 }
 
 /// Cancels the check and counts it `cancelled` when the request is dropped
-/// (the client went away) before it finished.
+/// (the client went away) before it finished, `record_failed` when its
+/// record could not be kept.
 struct Abandoned<'a> {
     cancel: CancelHandle,
     metrics: &'a Metrics,
     tenant: &'a str,
     role: Role,
+    /// What an unfinished check is counted as (`cancelled` but when its
+    /// record failed).
+    status: &'static str,
     finished: bool,
 }
 
@@ -61,9 +65,30 @@ impl Drop for Abandoned<'_> {
                 .get_or_create(&CheckLabels {
                     tenant: self.tenant.to_owned(),
                     role: role_name(self.role).to_owned(),
-                    status: "cancelled".to_owned(),
+                    status: self.status.to_owned(),
                 })
                 .inc();
+        }
+    }
+}
+
+/// The `status` of a check whose record could not be kept.
+pub(crate) const RECORD_FAILED: &str = "record_failed";
+
+/// The check's answer, or, when its record could not be kept, a 500
+/// counted `record_failed` (the check ran: it was not cancelled).
+fn settle(
+    abandoned: &mut Abandoned<'_>,
+    answered: Result<Answered, RecordError>,
+) -> Result<Answered, ApiError> {
+    match answered {
+        Ok(answered) => {
+            abandoned.finished = true;
+            Ok(answered)
+        }
+        Err(e) => {
+            abandoned.status = RECORD_FAILED;
+            Err(ApiError::internal(format!("check record: {e}")))
         }
     }
 }
@@ -197,6 +222,7 @@ async fn check(
         metrics: &state.metrics,
         tenant: &tenant.name,
         role,
+        status: "cancelled",
         finished: false,
     };
     // A check that finds its thread idle (it slept since the last one)
@@ -226,9 +252,7 @@ async fn check(
             answered
         }
     };
-    let (result, metrics, record) =
-        answered.map_err(|e| (ApiError::internal(format!("check record: {e}")), known()))?;
-    abandoned.finished = true;
+    let (result, metrics, record) = settle(&mut abandoned, answered).map_err(|e| (e, known()))?;
     if let Some(id) = record {
         check_id = id;
     }
@@ -267,4 +291,36 @@ async fn check(
         status,
     });
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_store_failure_is_counted_as_its_own_class_not_cancelled() {
+        let metrics = Metrics::new();
+        let mut abandoned = Abandoned {
+            cancel: CancelHandle::new(),
+            metrics: &metrics,
+            tenant: "alpha",
+            role: Role::Completion,
+            status: "cancelled",
+            finished: false,
+        };
+        let failed = settle(
+            &mut abandoned,
+            Err(RecordError::WriterStopped("the disk is full".into())),
+        );
+        assert_eq!(failed.err().map(|e| e.status.as_u16()), Some(500));
+        drop(abandoned);
+        let text = metrics.render(None);
+        assert!(
+            text.contains(
+                r#"verdict_checks_total{tenant="alpha",role="completion",status="record_failed"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(!text.contains(r#"status="cancelled""#), "{text}");
+    }
 }

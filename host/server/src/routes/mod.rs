@@ -76,14 +76,23 @@ pub fn router(state: Arc<AppState>) -> Router {
 }
 
 /// 503 while draining (but `/healthz`); 408 past the request timeout.
+/// While draining every answer says `Connection: close`.
 async fn bounded(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    if state.is_draining() && request.uri().path() != "/healthz" {
-        return ApiError::draining().into_response();
+    let mut response = if state.is_draining() && request.uri().path() != "/healthz" {
+        ApiError::draining().into_response()
+    } else {
+        match tokio::time::timeout(state.server.request_timeout, next.run(request)).await {
+            Ok(response) => response,
+            Err(_) => ApiError::request_timeout().into_response(),
+        }
+    };
+    if state.is_draining() {
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
     }
-    match tokio::time::timeout(state.server.request_timeout, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => ApiError::request_timeout().into_response(),
-    }
+    response
 }
 
 #[cfg(test)]

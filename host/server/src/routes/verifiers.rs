@@ -82,14 +82,19 @@ async fn put(
     body: Body,
 ) -> Result<Response, ApiError> {
     guard::admin(state, headers)?;
-    let (tenant, _) = guard::tenant(state, headers, name)?;
+    // Refused before its body is read when the tenant is unknown.
+    guard::tenant(state, headers, name)?;
     let role = parse_role(role).ok_or_else(|| ApiError::no_role(role))?;
     let limit = usize::try_from(state.host.load_limits().max_component_bytes).unwrap_or(usize::MAX);
     let bytes = body::read(headers, body, limit).await?;
+    // One upload or reload at a time: a reload never drops an upload. The
+    // tenant is the one served now, looked up under the lock: one looked
+    // up before may belong to a catalog a reload has since replaced (the
+    // upload would go into a slot nobody serves).
+    let _serial = state.reload_lock.lock().await;
+    let (tenant, _) = guard::tenant(state, headers, name)?;
     // Kept in the tenant's record store when it records.
     let kept: Option<Arc<[u8]>> = tenant.recorder.as_ref().map(|_| Arc::from(&bytes[..]));
-    // One upload or reload at a time: a reload never drops an upload.
-    let _serial = state.reload_lock.lock().await;
     let host = state.host.clone();
     let started = Instant::now();
     let loaded = tokio::task::spawn_blocking(move || {
@@ -110,6 +115,12 @@ async fn put(
         verifier: loaded,
         origin: "upload".to_owned(),
         load_time: started.elapsed(),
+        // A reload keeps the upload while the configured spec is unchanged.
+        source: tenant
+            .slot(role)
+            .load()
+            .as_ref()
+            .and_then(|s| s.source.clone()),
     };
     // Checks holding the old slot finish on it.
     let previous = tenant.slot(role).swap(Some(Arc::new(slot)));
