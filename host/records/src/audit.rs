@@ -63,23 +63,44 @@ impl AuditLine {
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
+    recovered: Option<PathBuf>,
 }
 
 /// Most bytes read back from the end of the log to find its last line.
 const TAIL_BYTES: u64 = 64 * 1024;
 
 impl AuditLog {
-    /// Opens (or creates) the log at `path`, verifying the chain so far.
+    /// Opens (or creates) the log at `path`, verifying the chain so far
+    /// under the lock appends take. A torn last line (a write cut by a
+    /// crash or a full disk) is cut off first: see [`AuditLog::recovered`].
     pub fn open(path: &Path) -> Result<Self, RecordError> {
+        let mut recovered = None;
         if path.exists() {
+            let io = |e| RecordError::io(path, e);
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(path)
+                .map_err(io)?;
+            let mut file = Flock::lock(file, FlockArg::LockExclusive)
+                .map_err(|(_, errno)| io(std::io::Error::from(errno)))?;
+            recovered = recover_tail(path, &mut file)?;
             verify(path)?;
+            drop(file);
         }
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| RecordError::io(dir, e))?;
         }
         Ok(Self {
             path: path.to_owned(),
+            recovered,
         })
+    }
+
+    /// Where the torn bytes cut off the end of the log when it was opened
+    /// were kept, if any were.
+    pub fn recovered(&self) -> Option<&Path> {
+        self.recovered.as_deref()
     }
 
     /// Appends a line for a record; fills in `seq`, `prev` and `hash`.
@@ -101,6 +122,7 @@ impl AuditLog {
             .map_err(io)?;
         let mut file = Flock::lock(file, FlockArg::LockExclusive)
             .map_err(|(_, errno)| io(std::io::Error::from(errno)))?;
+        recover_tail(&self.path, &mut file)?;
         let (mut seq, mut head) = self.tail(&mut file)?;
         let mut bytes = Vec::new();
         for mut line in lines {
@@ -140,6 +162,61 @@ impl AuditLog {
         })?;
         Ok((line.seq + 1, line.hash))
     }
+}
+
+/// Cuts a torn last line off the log (bytes after its last newline that
+/// are not a whole audit line), keeping them in `<log>.torn-<offset>` and
+/// saying so in the log; a whole last line missing only its newline gets
+/// it. The caller holds the lock. Returns where the torn bytes went.
+fn recover_tail(path: &Path, file: &mut File) -> Result<Option<PathBuf>, RecordError> {
+    let io = |e| RecordError::io(path, e);
+    let len = file.metadata().map_err(io)?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    // The start of the last (partial) line: after the last newline.
+    let mut end = len;
+    let mut cut = 0;
+    'scan: while end > 0 {
+        let from = end.saturating_sub(TAIL_BYTES);
+        let mut chunk = vec![0; usize::try_from(end - from).unwrap_or(0)];
+        file.seek(SeekFrom::Start(from)).map_err(io)?;
+        file.read_exact(&mut chunk).map_err(io)?;
+        if end == len && chunk.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            cut = from + i as u64 + 1;
+            break 'scan;
+        }
+        end = from;
+    }
+    let mut torn = vec![0; usize::try_from(len - cut).unwrap_or(0)];
+    file.seek(SeekFrom::Start(cut)).map_err(io)?;
+    file.read_exact(&mut torn).map_err(io)?;
+    let whole = serde_json::from_slice::<AuditLine>(&torn)
+        .is_ok_and(|line| line.compute_hash() == line.hash);
+    if whole {
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        file.write_all(b"\n").map_err(io)?;
+        file.sync_data().map_err(io)?;
+        tracing::warn!(log = %path.display(), "the audit log's last line had no newline: completed");
+        return Ok(None);
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".torn-{cut}"));
+    let copy = PathBuf::from(name);
+    crate::cas::write_atomic(&copy, &torn)?;
+    file.set_len(cut).map_err(io)?;
+    file.sync_data().map_err(io)?;
+    tracing::warn!(
+        log = %path.display(),
+        bytes = torn.len(),
+        offset = cut,
+        kept = %copy.display(),
+        "the audit log ended in a torn line (a write cut short): cut it off and kept its bytes"
+    );
+    Ok(Some(copy))
 }
 
 /// A verified chain's end.
@@ -280,5 +357,45 @@ mod tests {
                 other => panic!("{what}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_kept_and_the_chain_goes_on() {
+        let (_dir, path) = log_of(3);
+        let whole = std::fs::read(&path).unwrap();
+        let mut torn = whole.clone();
+        torn.extend_from_slice(br#"{"seq":3,"prev":"ab"#);
+        std::fs::write(&path, &torn).unwrap();
+        let mut log = AuditLog::open(&path).unwrap();
+        let kept = log.recovered().unwrap().to_owned();
+        assert_eq!(std::fs::read(&kept).unwrap(), br#"{"seq":3,"prev":"ab"#);
+        assert_eq!(std::fs::read(&path).unwrap(), whole);
+        log.append(line("r3")).unwrap();
+        assert_eq!(verify(&path).unwrap().lines, 4);
+
+        // Torn while another writer has it open: its next append recovers.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(b"{\"seq\":4");
+        std::fs::write(&path, &bytes).unwrap();
+        log.append(line("r4")).unwrap();
+        assert_eq!(verify(&path).unwrap().lines, 5);
+
+        // A whole last line that lost only its newline is kept.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.pop();
+        std::fs::write(&path, &bytes).unwrap();
+        let log = AuditLog::open(&path).unwrap();
+        assert!(log.recovered().is_none());
+        assert_eq!(verify(&path).unwrap().lines, 5);
+    }
+
+    #[test]
+    fn a_changed_complete_last_line_is_not_taken_for_a_torn_one() {
+        let (_dir, path) = log_of(2);
+        rewrite(&path, |l| l[1] = l[1].replace("r1", "r9"));
+        assert!(matches!(
+            AuditLog::open(&path),
+            Err(RecordError::Tampered { .. })
+        ));
     }
 }

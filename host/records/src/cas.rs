@@ -40,8 +40,17 @@ impl Cas {
                 detail: hash,
             });
         };
-        if path.exists() {
-            return Ok(hash);
+        // A blob already there is trusted only if it still holds these
+        // bytes (a power loss can leave a short or empty file).
+        match std::fs::read(&path) {
+            Ok(found) if sha256_hex(&found) == hash => return Ok(hash),
+            Ok(found) => tracing::warn!(
+                blob = %path.display(),
+                bytes = found.len(),
+                "a stored blob does not match its hash: rewritten"
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(RecordError::io(path, e)),
         }
         write_atomic(&path, bytes)?;
         Ok(hash)
@@ -74,16 +83,39 @@ impl Cas {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory,
-/// so a reader never sees half a file.
+/// Writes `bytes` to `path` durably: through a temporary file in the same
+/// directory, synced before it is renamed into place, then the directory
+/// synced, so a reader never sees half a file and a power loss after the
+/// return leaves the whole file.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let created = !dir.exists();
     std::fs::create_dir_all(dir).map_err(|e| RecordError::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| RecordError::io(dir, e))?;
     tmp.write_all(bytes).map_err(|e| RecordError::io(path, e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| RecordError::io(path, e))?;
     tmp.persist(path)
         .map_err(|e| RecordError::io(path, e.error))?;
+    sync_dir(dir)?;
+    if created {
+        // New fan-out directories: their entries in the parents too.
+        let mut up = dir.parent();
+        for _ in 0..2 {
+            let Some(parent) = up else { break };
+            sync_dir(parent)?;
+            up = parent.parent();
+        }
+    }
     Ok(())
+}
+
+/// Makes the entries of `dir` (a rename, a new file) durable.
+fn sync_dir(dir: &Path) -> Result<(), RecordError> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| RecordError::io(dir, e))
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@
 //! compares the answers field by field. [`RecordingChecker`] records every
 //! check of the agent loop and lists the ids in its diagnostics.
 
+mod anchor;
 pub mod audit;
 mod cas;
 mod dir;
@@ -39,6 +40,7 @@ mod recording;
 mod replay;
 mod writer;
 
+pub use anchor::{Anchor, Chain, DirAudit, verify_dir};
 pub use cas::{Cas, sha256_hex};
 pub use dir::{RecordDir, is_check_id};
 pub use error::RecordError;

@@ -45,6 +45,11 @@ struct State {
     flushing: bool,
     stop: bool,
     written: u64,
+    /// Audit lines whose append failed, waiting to be retried.
+    unappended: usize,
+    /// Batches the writer has finished (a flush waits for one more when
+    /// lines wait for a retry).
+    passes: u64,
     /// The first write error (reported by the next `flush`).
     error: Option<String>,
 }
@@ -90,6 +95,7 @@ impl Recorder {
             dir: dir.clone(),
             audit,
             shared: Arc::clone(&shared),
+            pending: Vec::new(),
         };
         let thread = std::thread::Builder::new()
             .name("verdict-records".into())
@@ -149,7 +155,11 @@ impl Recorder {
         let mut state = self.shared.lock();
         state.flushing = true;
         self.shared.wake.notify_one();
-        while !(state.jobs.is_empty() && state.writing == 0) {
+        let start = state.passes;
+        while !(state.jobs.is_empty()
+            && state.writing == 0
+            && (state.unappended == 0 || state.passes > start))
+        {
             if self.thread_gone() {
                 return Err(RecordError::WriterStopped("the writer thread ended".into()));
             }
@@ -200,23 +210,67 @@ struct Writer {
     dir: RecordDir,
     audit: AuditLog,
     shared: Arc<Shared>,
+    /// Lines of records written whose append failed: retried first.
+    pending: Vec<AuditLine>,
 }
 
+/// Appends tried per batch before its lines wait for the next one.
+const APPEND_TRIES: u32 = 3;
+/// Lines kept for a retry at most; older ones beyond are dropped (and
+/// said so): their records are on disk, `audit verify` names them.
+const MAX_PENDING: usize = 65_536;
+/// How often lines waiting for a retry are tried again when nothing else
+/// wakes the writer.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
 impl Writer {
+    /// Appends the waiting lines and `lines`, trying a few times; what
+    /// still fails waits for the next batch. The lines appended.
+    fn append(&mut self, lines: Vec<AuditLine>) -> Result<u64, RecordError> {
+        self.pending.extend(lines);
+        if self.pending.is_empty() {
+            return Ok(0);
+        }
+        let mut last = None;
+        for attempt in 0..APPEND_TRIES {
+            if attempt > 0 {
+                std::thread::sleep(Duration::from_millis(10 << (2 * attempt)));
+            }
+            match self.audit.append_all(self.pending.clone()) {
+                Ok(()) => {
+                    let n = self.pending.len() as u64;
+                    self.pending.clear();
+                    return Ok(n);
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        if self.pending.len() > MAX_PENDING {
+            let dropped = self.pending.len() - MAX_PENDING;
+            self.pending.drain(..dropped);
+            tracing::error!(dropped, "audit lines dropped after failed appends");
+        }
+        Err(last.unwrap_or_else(|| RecordError::WriterStopped("append failed".into())))
+    }
+
     fn run(mut self) {
         let mut idle_since = Instant::now();
         loop {
             let jobs = {
                 let mut state = self.shared.lock();
                 loop {
-                    if state.stop && state.jobs.is_empty() {
+                    let retry = !self.pending.is_empty();
+                    if state.stop && state.jobs.is_empty() && !retry {
                         return;
                     }
                     let due = state.flushing || state.stop || state.jobs.len() >= BATCH;
-                    if !state.jobs.is_empty() && due {
+                    if (!state.jobs.is_empty() || retry) && due {
                         break;
                     }
-                    if state.jobs.is_empty() && idle_since.elapsed() >= PARK_AFTER {
+                    if retry && idle_since.elapsed() >= RETRY_AFTER {
+                        break;
+                    }
+                    if state.jobs.is_empty() && !retry && idle_since.elapsed() >= PARK_AFTER {
                         state.parked = true;
                         state = self
                             .shared
@@ -252,15 +306,27 @@ impl Writer {
                     }
                 }
             }
-            let mut written = lines.len() as u64;
-            if let Err(e) = self.audit.append_all(lines) {
-                tracing::warn!(error = %e, "appending to the audit log failed");
-                error.get_or_insert(e.to_string());
-                written = 0;
-            }
+            let stopping = self.shared.lock().stop;
+            let written = match self.append(lines) {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, waiting = self.pending.len(), "appending to the audit log failed: retried with the next batch");
+                    error.get_or_insert(e.to_string());
+                    if stopping {
+                        tracing::error!(
+                            lines = self.pending.len(),
+                            "audit lines not appended at shutdown"
+                        );
+                        self.pending.clear();
+                    }
+                    0
+                }
+            };
             let mut state = self.shared.lock();
             state.writing = 0;
             state.written += written;
+            state.unappended = self.pending.len();
+            state.passes += 1;
             if let Some(e) = error {
                 state.error.get_or_insert(e);
             }
