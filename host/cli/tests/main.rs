@@ -14,6 +14,7 @@ mod durable;
 mod fake_provider;
 mod file_args;
 mod inputs;
+mod mcp;
 mod new_verifier;
 mod new_verifier_args;
 mod output_errors;
