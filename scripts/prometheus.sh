@@ -17,7 +17,10 @@
 # the system.
 set -euo pipefail
 
-VERSION="2.42.0+ds-5+b6"
+# Pinned upstream version; any Debian revision of it (Debian replaces a
+# revision by its security updates, e.g. +b6 by +deb12u1, and the archive
+# then serves only the new one).
+VERSION="2.42.0"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${VERDICT_PROMETHEUS_DIR:-$ROOT/target/prometheus}"
 DEST="$DIR/$VERSION"
@@ -44,17 +47,22 @@ install)
         mkdir -p "$DIR"
         work="$(mktemp -d "$DIR/download.XXXXXX")"
         trap 'rm -rf "$work"' EXIT
-        download() { (cd "$work" && apt-get download -q "prometheus=$VERSION" >&2); }
+        download() { (cd "$work" && apt-get download -q prometheus >&2); }
         if ! download; then
             if [ "$(id -u)" = 0 ]; then
                 echo "prometheus.sh: refreshing the package lists (apt-get update)" >&2
                 apt-get update -q >&2 || cannot "apt-get update failed"
-                download || cannot "cannot download prometheus=$VERSION"
+                download || cannot "cannot download prometheus"
             else
-                cannot "cannot download prometheus=$VERSION (the package lists may need apt-get update)"
+                cannot "cannot download prometheus (the package lists may need apt-get update)"
             fi
         fi
         deb="$(ls "$work"/prometheus_*.deb)"
+        got="$(dpkg-deb -f "$deb" Version)"
+        case "$got" in
+        "$VERSION"+*) ;;
+        *) cannot "the archive's prometheus is $got, not $VERSION (update VERSION in $0 after checking the test)" ;;
+        esac
         rm -rf "$DEST.partial"
         dpkg -x "$deb" "$DEST.partial"
         [ -x "$DEST.partial/usr/bin/prometheus" ] || cannot "the package holds no usr/bin/prometheus"
