@@ -174,3 +174,81 @@ fn tampered_records_and_audit_lines_are_detected() {
         support::stdout(&output)
     );
 }
+
+/// A forger who knows the format: the packet changed, its hash and the
+/// record's integrity recomputed, so only the audit log can tell.
+fn forge(record: &Path) {
+    use verdict::records::{CheckRecord, sha256_hex};
+    let mut r: CheckRecord = serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+    r.packet.output_text = "forged: A42 is ready, trust me".into();
+    r.packet_sha256 = sha256_hex(&serde_json::to_vec(&r.packet).unwrap());
+    r.integrity = String::new();
+    r.integrity = sha256_hex(&serde_json::to_vec(&r).unwrap());
+    std::fs::write(record, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+}
+
+fn audit_verify(setup: &Setup, path: &Path) -> (Option<i32>, String) {
+    let output = support::verdict(
+        &["audit", "verify", path.to_str().unwrap()],
+        &setup.path("cache"),
+    );
+    (output.status.code(), support::stdout(&output))
+}
+
+#[test]
+fn a_resealed_record_is_caught_by_the_audit_log() {
+    let setup = Setup::new();
+    let record = recorded_check(&setup);
+    let dir = record.parent().unwrap().to_owned();
+    let (code, out) = audit_verify(&setup, &dir);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("1 records matching their lines"), "{out}");
+
+    forge(&record);
+    let (code, out) = replay(&setup, &[record.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("unanchored"), "{out}");
+    assert!(out.contains("it was rewritten"), "{out}");
+    // Asked for, it replays, and says so.
+    let (code, out) = replay(&setup, &[record.to_str().unwrap(), "--allow-unanchored"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("identical (unanchored)"), "{out}");
+    assert!(
+        out.contains("warning: replaying an unanchored record"),
+        "{out}"
+    );
+
+    for path in [dir.clone(), dir.join("audit.jsonl")] {
+        let (code, out) = audit_verify(&setup, &path);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("the record was rewritten"), "{out}");
+    }
+
+    // A record no line names (copied under a new id), and a deleted one.
+    let copy = dir.join(format!("{}.json", "ab".repeat(16)));
+    std::fs::copy(&record, &copy).unwrap();
+    std::fs::remove_file(&record).unwrap();
+    let (code, out) = audit_verify(&setup, &dir);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("its audit line has no record"), "{out}");
+    assert!(out.contains("a record no audit line names"), "{out}");
+    // Its inner id is still the old one: refused as not in the chain.
+    let (code, out) = replay(&setup, &[copy.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("unanchored"), "{out}");
+}
+
+#[test]
+fn a_torn_record_file_is_reported_and_the_batch_goes_on() {
+    let setup = Setup::new();
+    let first = recorded_check(&setup);
+    let second = recorded_check(&setup);
+    assert_ne!(first, second);
+    // A power loss mid-write: half the file.
+    let bytes = std::fs::read(&first).unwrap();
+    std::fs::write(&first, &bytes[..bytes.len() / 2]).unwrap();
+    let (code, out) = replay(&setup, &[first.to_str().unwrap(), second.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("unreadable"), "{out}");
+    assert!(out.contains("1 of 2 identical"), "{out}");
+}

@@ -4,10 +4,12 @@
 use super::HostArgs;
 use crate::exit::Exit;
 use anyhow::Context;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use verdict::LoadedVerifier;
 use verdict::records::{
-    CheckRecord, Difference, RecordDir, RecordError, RecordedAnswer, recorded_component, replay,
+    Anchor, Chain, CheckRecord, Difference, RecordDir, RecordError, RecordedAnswer,
+    recorded_component, replay,
 };
 
 /// Arguments of `verdict replay`.
@@ -20,6 +22,11 @@ pub struct ReplayArgs {
     /// .wasm file or builtin:NAME): prints a table of changed answers.
     #[arg(long, value_name = "WASM")]
     verifier: Option<String>,
+    /// Replay records their directory's audit log does not name (or names
+    /// with another hash), marking them `unanchored`; without it they are
+    /// refused.
+    #[arg(long)]
+    allow_unanchored: bool,
     #[command(flatten)]
     host: HostArgs,
 }
@@ -59,6 +66,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
     };
     let runtime = super::runtime()?;
     let mut rows = Vec::new();
+    let mut chains: HashMap<PathBuf, Result<Chain, String>> = HashMap::new();
     for path in &args.records {
         let record = match CheckRecord::load(path) {
             Ok(record) => record,
@@ -66,9 +74,47 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
                 rows.push(broken(path, "tampered", &e));
                 continue;
             }
+            // A torn or unreadable record is reported; the batch goes on.
+            Err(e @ (RecordError::Format { .. } | RecordError::Io { .. })) => {
+                rows.push(broken(path, "unreadable", &e));
+                continue;
+            }
             Err(e) => return Err(e.into()),
         };
-        let dir = RecordDir::new(path.parent().unwrap_or(Path::new(".")));
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let dir = RecordDir::new(parent);
+        let chain = chains
+            .entry(parent.to_owned())
+            .or_insert_with(|| Chain::of_dir(&dir).map_err(|e| e.to_string()));
+        let unanchored = match chain {
+            Ok(chain) => match chain.anchor(&record) {
+                Anchor::Anchored => None,
+                Anchor::NotInChain => Some(format!(
+                    "record {} is not in {}: no audit line names it",
+                    record.id,
+                    dir.audit_path().display()
+                )),
+                Anchor::Mismatch { line } => Some(format!(
+                    "record {} hashes to {}, its line in {} holds {line}: it was rewritten",
+                    record.id,
+                    record.integrity,
+                    dir.audit_path().display()
+                )),
+            },
+            Err(e) => Some(format!("the audit log cannot be trusted: {e}")),
+        };
+        if let Some(why) = &unanchored {
+            if !args.allow_unanchored {
+                rows.push(refused(&record.id, why));
+                continue;
+            }
+            crate::stdout::note_line(format_args!(
+                "warning: replaying an unanchored record: {why}"
+            ));
+        }
         let cas = dir.cas();
         let recorded_build;
         let verifier: &LoadedVerifier = match &other {
@@ -100,10 +146,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
                 id: record.id.clone(),
                 recorded: word(&record.answer),
                 replayed: word(&outcome.answer),
-                status: if outcome.identical() {
-                    "identical".into()
-                } else {
-                    "changed".into()
+                status: match (&unanchored, outcome.identical()) {
+                    (Some(_), true) => "identical (unanchored)".into(),
+                    (Some(_), false) => "changed (unanchored)".into(),
+                    (None, true) => "identical".into(),
+                    (None, false) => "changed".into(),
                 },
                 differences: outcome.differences,
             }),
@@ -112,12 +159,28 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         }
     }
     print(&rows)?;
-    let all_identical = rows.iter().all(|r| r.status == "identical");
+    let all_identical = rows.iter().all(|r| {
+        r.status == "identical" || (args.allow_unanchored && r.status == "identical (unanchored)")
+    });
     Ok(if all_identical {
         Exit::Complete
     } else {
         Exit::NotComplete
     })
+}
+
+fn refused(id: &str, why: &str) -> Row {
+    Row {
+        id: id.to_owned(),
+        recorded: "-".into(),
+        replayed: "-".into(),
+        status: "unanchored".into(),
+        differences: vec![Difference {
+            field: "record".into(),
+            recorded: String::new(),
+            replayed: format!("{why} (refused; --allow-unanchored replays it)"),
+        }],
+    }
 }
 
 fn broken(path: &Path, status: &str, e: &RecordError) -> Row {
