@@ -43,3 +43,42 @@ fn demo_rejects_the_premature_answer_then_verifies() {
         "{cleaned} still exists"
     );
 }
+
+/// `--mcp`: A42 starts not ready; the model marks it ready through the
+/// reference filesystem server (its installed entry point instead of npx)
+/// and the wasm verifier confirms from the file the server wrote.
+#[test]
+fn demo_with_the_mcp_filesystem_server_writes_through_it() {
+    let Some(server) = support::mcp::bin("server-filesystem") else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let output = support::verdict(
+        &["demo", "--mcp-server", "node", server.to_str().unwrap()],
+        cache.path(),
+    );
+    let out = support::stdout(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{out}{}",
+        support::stderr(&output)
+    );
+    let steps = [
+        "fs__* from the MCP filesystem server rooted at the workspace",
+        "user: Mark artifact A42 ready, then verify it.",
+        "verdict: false (not complete) - no successful read_artifact call",
+        "tool call fs__write_file (write-1) succeeded",
+        "tool call read_artifact (read-1) succeeded",
+        "verdict: true (complete) - artifact A42 is ready",
+        "outcome: completed (exit 0)",
+        "cleaned up ",
+    ];
+    let mut from = 0;
+    for step in steps {
+        let at = out[from..]
+            .find(step)
+            .unwrap_or_else(|| panic!("missing (in order) {step:?} in:\n{out}"));
+        from += at + step.len();
+    }
+}

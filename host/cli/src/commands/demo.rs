@@ -6,6 +6,12 @@
 //! model reads artifact A42 with the built-in `read_artifact` tool and
 //! answers again; the verifier confirms. Everything runs from a generated
 //! configuration in a temporary directory that is removed at the end.
+//!
+//! With `--mcp` the model gets the reference MCP filesystem server
+//! (`@modelcontextprotocol/server-filesystem`) rooted at the verifier's
+//! artifact directory: A42 starts not ready, the model marks it ready
+//! through the server's `write_file`, and the wasm verifier reads the file
+//! the server wrote.
 
 use super::HostArgs;
 use crate::exit::Exit;
@@ -27,11 +33,26 @@ pub struct DemoArgs {
     /// the same from a registry (oci://HOST[:PORT]/REPO[:TAG|@sha256:DIGEST]).
     #[arg(long, value_name = "SPEC", default_value = "builtin:artifact-ready")]
     verifier: String,
+    /// The model writes A42 through the reference MCP filesystem server
+    /// (started with `npx -y @modelcontextprotocol/server-filesystem@2026.8.31
+    /// WORKSPACE`; npx fetches
+    /// it from the npm registry the first time).
+    #[arg(long)]
+    mcp: bool,
+    /// Start the filesystem server with this command instead (e.g. `node
+    /// .../server-filesystem/dist/index.js`); the workspace is appended as
+    /// its last argument. Implies --mcp; give it last.
+    #[arg(long, value_name = "COMMAND", num_args = 1..)]
+    mcp_server: Vec<String>,
     #[command(flatten)]
     host: HostArgs,
 }
 
 const PROMPT: &str = "Verify that artifact A42 is ready.";
+const MCP_PROMPT: &str = "Mark artifact A42 ready, then verify it.";
+/// The reference filesystem server `--mcp` runs through npx (the version
+/// the tests run against).
+pub const FILESYSTEM_PACKAGE: &str = "@modelcontextprotocol/server-filesystem@2026.8.31";
 
 fn script() -> Script {
     Script::new(vec![
@@ -39,6 +60,52 @@ fn script() -> Script {
         ScriptedTurn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
         ScriptedTurn::text("I read A42: it is ready."),
     ])
+}
+
+/// The `--mcp` story: the write goes through the server's `write_file`
+/// (an absolute path under its root), the read through `read_artifact`.
+fn mcp_script(a42: &std::path::Path) -> Script {
+    Script::new(vec![
+        ScriptedTurn::text("A42 is ready."),
+        ScriptedTurn::tool_call(
+            "write-1",
+            "fs__write_file",
+            json!({"path": a42.display().to_string(), "content": r#"{"id":"A42","ready":true}"#}),
+        ),
+        ScriptedTurn::tool_call("read-1", "read_artifact", json!({"id": "A42"})),
+        ScriptedTurn::text(
+            "I marked A42 ready through the filesystem server and read it back: it is ready.",
+        ),
+    ])
+}
+
+/// `[mcp.fs]`: the filesystem server rooted at `workspace`, three of its
+/// tools.
+fn mcp_section(command: &[String], workspace: &std::path::Path) -> String {
+    let (program, rest) = match command.split_first() {
+        Some((program, rest)) => (program.clone(), rest.to_vec()),
+        None => (
+            "npx".to_owned(),
+            vec!["-y".to_owned(), FILESYSTEM_PACKAGE.to_owned()],
+        ),
+    };
+    let mut args = rest;
+    args.push(workspace.display().to_string());
+    format!(
+        "\n[mcp.fs]\ncommand = {}\nargs = {}\ninclude = [\"write_file\", \"read_text_file\", \"list_directory\"]\n# npx may fetch the package first.\nstart_timeout_ms = 180000\n",
+        toml_string(&program),
+        toml_strings(&args)
+    )
+}
+
+/// A TOML basic string (JSON's escapes are TOML's).
+fn toml_string(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}
+
+fn toml_strings(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|s| toml_string(s)).collect();
+    format!("[{}]", items.join(", "))
 }
 
 fn config_text(base_url: &str, verifier: &str) -> String {
@@ -76,8 +143,23 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
     let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
     let workspace = dir.path().join("workspace");
     std::fs::create_dir(&workspace).context("cannot create the workspace")?;
-    std::fs::write(workspace.join("A42"), r#"{"id":"A42","ready":true}"#)
-        .context("cannot write artifact A42")?;
+    // The server compares paths after resolving links (/tmp may be one).
+    let workspace = workspace
+        .canonicalize()
+        .context("cannot resolve the workspace's path")?;
+    let mcp = args.mcp || !args.mcp_server.is_empty();
+    let a42 = workspace.join("A42");
+    let initial = if mcp {
+        r#"{"id":"A42","ready":false}"#
+    } else {
+        r#"{"id":"A42","ready":true}"#
+    };
+    std::fs::write(&a42, initial).context("cannot write artifact A42")?;
+    let (prompt, script) = if mcp {
+        (MCP_PROMPT, mcp_script(&a42))
+    } else {
+        (PROMPT, script())
+    };
     let host = args.host.host()?;
     let runtime = super::runtime()?;
     let stdout_failed = FirstError::default();
@@ -86,14 +168,15 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
         Signals::install()
             .context("cannot install the signal handlers")?
             .cancel_on_any(options.cancel.clone());
-        let fake = FakeProvider::start(script())
+        let fake = FakeProvider::start(script)
             .await
             .context("cannot start the fake provider")?;
         let config_path = dir.path().join("verdict.toml");
-        std::fs::write(
-            &config_path,
-            config_text(&fake.base_url(Protocol::OpenAiChat), &args.verifier),
-        )
+        let mut config = config_text(&fake.base_url(Protocol::OpenAiChat), &args.verifier);
+        if mcp {
+            config += &mcp_section(&args.mcp_server, &workspace);
+        }
+        std::fs::write(&config_path, config)
         .context("cannot write the demo configuration")?;
         let file = crate::config::load(&config_path)?;
         let session = Session::build(&file, None, &host, runtime.handle())?;
@@ -111,11 +194,16 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
             ),
             "             and artifact A42 holding {\"ready\": true})".to_owned(),
             format!("  workspace: {} (temporary)", workspace.display()),
+            if mcp {
+                "  tools:     read_artifact, list_artifacts; fs__* from the MCP filesystem server rooted at the workspace (A42 starts not ready)".to_owned()
+            } else {
+                "  tools:     read_artifact, list_artifacts".to_owned()
+            },
             String::new(),
             "Lines starting with `|` are the host's loop: tool calls, the verifier's".to_owned(),
             "verdicts, the feedback sent back to the model.".to_owned(),
             String::new(),
-            format!("user: {PROMPT}"),
+            format!("user: {prompt}"),
         ];
         for line in intro {
             crate::outln!("{line}")?;
@@ -128,7 +216,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<Exit> {
             })
         };
         let (mut text, mut notes) = (watched(), watched());
-        let events = session.agent.stream(PROMPT, options.clone());
+        let events = session.agent.stream(prompt, options.clone());
         let mut narrator = Narrator::new(Some(&mut text), &mut notes, "  | ");
         narrator.speaker = "model: ";
         let result = narrator.drive(events).await;

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use verdict::Protocol;
 use verdict::fake::{FakeProvider, Script};
 
+pub mod mcp;
 pub mod restate;
 
 /// A fake provider served by its own runtime while the binary runs.
@@ -302,4 +303,13 @@ pub fn unprivileged(args: &[&str], cache: &Path) -> Command {
 pub fn chmod(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The lines of a file, none when it does not exist.
+pub fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
