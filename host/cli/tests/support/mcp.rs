@@ -20,7 +20,7 @@ pub fn installed() -> bool {
             .status()
             .is_ok_and(|s| s.success());
         assert!(
-            ok || std::env::var("VERDICT_REQUIRE_MCP").as_deref() != Ok("1"),
+            ok || !required(),
             "scripts/mcp-dev.sh install failed and VERDICT_REQUIRE_MCP=1"
         );
         if !ok {
@@ -42,7 +42,17 @@ pub fn bin(name: &str) -> Option<PathBuf> {
         .output()
         .ok()?;
     let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    path.exists().then_some(path)
+    let found = path.exists();
+    assert!(
+        found || !required(),
+        "{name} is not at {} and VERDICT_REQUIRE_MCP=1",
+        path.display()
+    );
+    found.then_some(path)
+}
+
+fn required() -> bool {
+    std::env::var("VERDICT_REQUIRE_MCP").as_deref() == Ok("1")
 }
 
 /// The Python of the venv the servers are installed in (it has the
