@@ -2,6 +2,7 @@
 
 mod builtin_tools;
 mod builtin_verifiers;
+mod claude_code;
 mod commands;
 mod config;
 mod console;
@@ -79,6 +80,9 @@ enum Command {
     Status(commands::status::StatusArgs),
     /// MCP servers' tools: `mcp list CONFIG` prints each with its effect.
     Mcp(commands::mcp::McpArgs),
+    /// Judge agents run elsewhere: `hook claude-code` is Claude Code's
+    /// `Stop` hook, blocking the stop until the tenant's verifier confirms.
+    Hook(commands::hook::HookArgs),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
         Command::Submit(args) => commands::submit::run(args),
         Command::Status(args) => commands::status::run(args),
         Command::Mcp(args) => commands::mcp::run(args),
+        Command::Hook(args) => commands::hook::run(args),
     };
     match result {
         Ok(code) => code.into(),

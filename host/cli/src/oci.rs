@@ -79,8 +79,10 @@ pub fn registry(registries: &BTreeMap<String, RegistrySettings>) -> Registry {
 
 /// The configuration's `[registries]`, each `ca_file` resolved against
 /// the file's directory.
-pub fn registries(file: &crate::config::ConfigFile) -> BTreeMap<String, RegistrySettings> {
-    resolve_registries(file, &file.config.registries)
+pub fn registries<C: crate::config::TenantsConfig>(
+    file: &crate::config::ConfigFile<C>,
+) -> BTreeMap<String, RegistrySettings> {
+    resolve_registries(file, file.config.registries())
 }
 
 /// `given` (a configuration's `[registries]`), each `ca_file` resolved

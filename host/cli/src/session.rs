@@ -3,7 +3,9 @@
 
 use crate::builtin_tools::Workspace;
 use crate::config::locate::Seg;
-use crate::config::{ConfigError, ConfigFile, RemoteSection, VerifierRef, VerifierSource};
+use crate::config::{
+    ConfigError, ConfigFile, RemoteSection, TenantsConfig, VerifierRef, VerifierSource,
+};
 use std::sync::{Arc, Mutex};
 use verdict::LoopPolicy;
 use verdict::RemoteChecker;
@@ -71,8 +73,8 @@ fn pick_tenant(file: &ConfigFile, wanted: Option<&str>) -> Result<Option<String>
     }
 }
 
-fn load_verifier(
-    file: &ConfigFile,
+fn load_verifier<C: TenantsConfig>(
+    file: &ConfigFile<C>,
     host: &VerifierHost,
     tenant: &str,
     field: &str,
@@ -118,7 +120,7 @@ fn load_verifier(
                 .map_err(|e| file.error(&at, e.to_string()))?;
             let allowed = file
                 .config
-                .tenants
+                .tenants()
                 .get(tenant)
                 .map(|t| t.allowed_digests.as_slice())
                 .unwrap_or_default();
@@ -166,8 +168,8 @@ fn connector(file: &ConfigFile) -> Result<Connector, ConfigError> {
 
 /// A checker of verifiers served by `verdict serve`, its token read from
 /// `token_env` now.
-fn remote_checker(
-    file: &ConfigFile,
+fn remote_checker<C>(
+    file: &ConfigFile<C>,
     tenant: &str,
     field: &str,
     remote: &RemoteSection,
@@ -227,8 +229,8 @@ impl SessionChecker {
 
 /// Loads the checkers of `tenant` (none without a tenant) from its `.wasm`
 /// files; every `.wasm` is read and compiled now.
-pub fn load_checkers(
-    file: &ConfigFile,
+pub fn load_checkers<C: TenantsConfig>(
+    file: &ConfigFile<C>,
     host: &VerifierHost,
     tenant: Option<&str>,
     totals: &Totals,
@@ -237,7 +239,7 @@ pub fn load_checkers(
     let Some(name) = tenant else {
         return Ok(Checkers::default());
     };
-    let Some(section) = file.config.tenants.get(name) else {
+    let Some(section) = file.config.tenants().get(name) else {
         return Ok(Checkers::default());
     };
     let root = file.resolve(&section.artifact_root);

@@ -3,6 +3,7 @@
 //! one file's tests with `-- FILE::`. Each file is a module; `support/` holds
 //! what they share.
 
+mod claude_code;
 mod cli;
 mod componentize;
 mod componentize_output;

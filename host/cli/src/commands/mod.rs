@@ -7,6 +7,7 @@ pub mod componentize;
 pub mod console;
 pub mod demo;
 pub mod fake_provider;
+pub mod hook;
 pub mod inspect;
 pub mod mcp;
 pub mod new_verifier;

@@ -9,6 +9,7 @@
 //! `miette` diagnostic spanning the offending text.
 
 mod error;
+mod hook;
 pub mod locate;
 mod mcp;
 mod restate;
@@ -16,6 +17,8 @@ mod sections;
 mod serve;
 
 pub use error::ConfigError;
+pub use hook::defaults as hook_defaults;
+pub use hook::{ClaudeToolSection, HookConfig, OnError, load_hook};
 pub use mcp::McpSection;
 pub use restate::{DEFAULT_INGRESS, RestateSettings, load_restate};
 pub use sections::{
@@ -63,6 +66,25 @@ pub struct Config {
     /// [`load_restate`]; other commands ignore it).
     #[serde(default, rename = "restate")]
     _restate: Option<serde::de::IgnoredAny>,
+}
+
+/// What loading a tenant's verifiers reads from a configuration: `run`'s
+/// whole file, or only the sections `hook` reads.
+pub trait TenantsConfig {
+    /// Verifiers per tenant.
+    fn tenants(&self) -> &BTreeMap<String, TenantSection>;
+    /// OCI registries by `HOST[:PORT]`.
+    fn registries(&self) -> &BTreeMap<String, verdict::registry::RegistrySettings>;
+}
+
+impl TenantsConfig for Config {
+    fn tenants(&self) -> &BTreeMap<String, TenantSection> {
+        &self.tenants
+    }
+
+    fn registries(&self) -> &BTreeMap<String, verdict::registry::RegistrySettings> {
+        &self.registries
+    }
 }
 
 /// Where a verifier comes from.

@@ -34,6 +34,20 @@ impl Fake {
     pub fn requests(&self) -> usize {
         self.server.requests().len()
     }
+
+    /// The Anthropic endpoint's base, as `ANTHROPIC_BASE_URL` takes it
+    /// (without `/v1`).
+    pub fn anthropic_base(&self) -> String {
+        self.server
+            .base_url(Protocol::Anthropic)
+            .trim_end_matches("/v1")
+            .to_owned()
+    }
+
+    /// The JSON bodies of the requests so far.
+    pub fn bodies(&self) -> Vec<serde_json::Value> {
+        self.server.requests().into_iter().map(|r| r.body).collect()
+    }
 }
 
 /// A temporary directory with `workspace/A42` ready and a config file.
