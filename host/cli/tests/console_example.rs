@@ -31,13 +31,7 @@ fn console_loop_example() {
         "saved 8 messages",
         "cleaned up ",
     ];
-    let mut from = 0;
-    for step in steps {
-        let at = out[from..]
-            .find(step)
-            .unwrap_or_else(|| panic!("missing (in order) {step:?} in:\n{out}"));
-        from += at + step.len();
-    }
+    crate::support::assert_in_order(&out, &steps);
     assert!(!out.contains("approv"), "no approval request is invented");
     let reload = out.lines().find(|l| l.contains("reloaded")).unwrap();
     assert!(!reload.contains("(unchanged)"), "{reload}");

@@ -25,13 +25,7 @@ fn demo_rejects_the_premature_answer_then_verifies() {
         "recovery used: 1/2",
         "cleaned up ",
     ];
-    let mut from = 0;
-    for step in steps {
-        let at = out[from..]
-            .find(step)
-            .unwrap_or_else(|| panic!("missing (in order) {step:?} in:\n{out}"));
-        from += at + step.len();
-    }
+    support::assert_in_order(&out, &steps);
     // The temporary workspace is gone.
     let cleaned = out
         .lines()
@@ -74,11 +68,5 @@ fn demo_with_the_mcp_filesystem_server_writes_through_it() {
         "outcome: completed (exit 0)",
         "cleaned up ",
     ];
-    let mut from = 0;
-    for step in steps {
-        let at = out[from..]
-            .find(step)
-            .unwrap_or_else(|| panic!("missing (in order) {step:?} in:\n{out}"));
-        from += at + step.len();
-    }
+    support::assert_in_order(&out, &steps);
 }

@@ -327,3 +327,14 @@ pub fn lines_of(path: &Path) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// Panics unless every one of `steps` is in `out`, in this order.
+pub fn assert_in_order(out: &str, steps: &[&str]) {
+    let mut from = 0;
+    for step in steps {
+        let at = out[from..]
+            .find(step)
+            .unwrap_or_else(|| panic!("missing (in order) {step:?} in:\n{out}"));
+        from += at + step.len();
+    }
+}
