@@ -50,4 +50,4 @@ pub use format::{
 };
 pub use recording::{Recorded, RecordingChecker, check_id, check_recorded, progress_key_recorded};
 pub use replay::{Difference, ReplayOutcome, differences, recorded_component, replay};
-pub use writer::{MAX_QUEUED, Recorder};
+pub use writer::{DEFAULT_QUEUE_BYTES, Recorder, RecorderOptions, WhenFull};
