@@ -96,7 +96,9 @@ async fn a_full_queue_refuses_a_record_by_its_bytes() {
     let third = record(3, 1);
     let third_id = third.id.clone();
     match recorder.submit(third).await {
-        Err(RecordError::Backlog { queued: q, budget, .. }) => {
+        Err(RecordError::Backlog {
+            queued: q, budget, ..
+        }) => {
             assert_eq!((q, budget), (queued, 2 * MIB));
         }
         other => panic!("{other:?}"),

@@ -121,21 +121,21 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
                 )),
             },
             (None, chain) => match chain {
-            Ok(chain) => match chain.anchor(&record) {
-                Anchor::Anchored => None,
-                Anchor::NotInChain => Some(format!(
-                    "record {} is not in {}: no audit line names it",
-                    record.id,
-                    dir.audit_path().display()
-                )),
-                Anchor::Mismatch { line } => Some(format!(
-                    "record {} hashes to {}, its line in {} holds {line}: it was rewritten",
-                    record.id,
-                    record.integrity,
-                    dir.audit_path().display()
-                )),
-            },
-            Err(e) => Some(format!("the audit log cannot be trusted: {e}")),
+                Ok(chain) => match chain.anchor(&record) {
+                    Anchor::Anchored => None,
+                    Anchor::NotInChain => Some(format!(
+                        "record {} is not in {}: no audit line names it",
+                        record.id,
+                        dir.audit_path().display()
+                    )),
+                    Anchor::Mismatch { line } => Some(format!(
+                        "record {} hashes to {}, its line in {} holds {line}: it was rewritten",
+                        record.id,
+                        record.integrity,
+                        dir.audit_path().display()
+                    )),
+                },
+                Err(e) => Some(format!("the audit log cannot be trusted: {e}")),
             },
         };
         if let Some(why) = &unanchored {

@@ -393,7 +393,9 @@ mod tests {
         };
         let failed = settle(
             &mut abandoned,
-            Err(RecordError::WriterStopped("/srv/records/cas: disk full".into())),
+            Err(RecordError::WriterStopped(
+                "/srv/records/cas: disk full".into(),
+            )),
         );
         let e = failed.err().unwrap_or_else(ApiError::no_route);
         assert!(!e.message.contains("/srv"), "{}", e.message);

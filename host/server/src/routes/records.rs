@@ -90,20 +90,22 @@ async fn find(
         None => {}
     }
     let id = id.to_owned();
-    let found = tokio::task::spawn_blocking(move || -> Result<Option<Found>, verdict_records::RecordError> {
-        let dir = recorder.dir();
-        let record = match dir.load(&id)? {
-            // A record directory may be shared: another tenant's record
-            // is not this one's.
-            Some(record) if record.tenant == tenant_name => record,
-            _ => return Ok(None),
-        };
-        Ok(Some(if bundle {
-            Found::Bundle(Box::new(CheckBundle::of(dir, record)?))
-        } else {
-            Found::Record(Box::new(record))
-        }))
-    })
+    let found = tokio::task::spawn_blocking(
+        move || -> Result<Option<Found>, verdict_records::RecordError> {
+            let dir = recorder.dir();
+            let record = match dir.load(&id)? {
+                // A record directory may be shared: another tenant's record
+                // is not this one's.
+                Some(record) if record.tenant == tenant_name => record,
+                _ => return Ok(None),
+            };
+            Ok(Some(if bundle {
+                Found::Bundle(Box::new(CheckBundle::of(dir, record)?))
+            } else {
+                Found::Record(Box::new(record))
+            }))
+        },
+    )
     .await
     .map_err(|e| {
         tracing::error!(error = %e, "the record task failed");
