@@ -63,11 +63,10 @@ impl CheckBundle {
                 sha256: Some(hash),
                 ..
             } = op
+                && !blobs.contains_key(hash)
             {
-                if !blobs.contains_key(hash) {
-                    let bytes = cas.get(hash, &format!("artifact {id}"))?;
-                    blobs.insert(hash.clone(), STANDARD.encode(bytes));
-                }
+                let bytes = cas.get(hash, &format!("artifact {id}"))?;
+                blobs.insert(hash.clone(), STANDARD.encode(bytes));
             }
         }
         let digest = &record.verifier.digest;

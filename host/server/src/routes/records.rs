@@ -77,17 +77,14 @@ async fn find(
     let tenant_name = tenant.name.clone();
     // Asked before the file: a record leaves the pending set only once
     // it is on disk (or failed).
-    match recorder.is_pending(id) {
-        Some(owner) if owner != tenant_name => return Err(ApiError::no_record()),
-        Some(_) => {
-            if tokio::time::timeout(PENDING_WAIT, recorder.settled(id))
-                .await
-                .is_err()
-            {
-                return Err(ApiError::record_pending());
-            }
+    if let Some(owner) = recorder.is_pending(id) {
+        if owner != tenant_name {
+            return Err(ApiError::no_record());
         }
-        None => {}
+        let waited = tokio::time::timeout(PENDING_WAIT, recorder.settled(id)).await;
+        if waited.is_err() {
+            return Err(ApiError::record_pending());
+        }
     }
     let id = id.to_owned();
     let found = tokio::task::spawn_blocking(
