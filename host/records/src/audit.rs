@@ -45,6 +45,12 @@ pub struct AuditLine {
 }
 
 impl AuditLine {
+    /// True when the line's `hash` is the hash of its content and `prev`
+    /// (it says nothing of the lines around it).
+    pub fn is_intact(&self) -> bool {
+        self.compute_hash() == self.hash
+    }
+
     fn compute_hash(&self) -> String {
         let body = serde_json::to_vec(&Self {
             hash: String::new(),

@@ -39,6 +39,19 @@ pub enum RecordError {
         /// Where it was looked for.
         detail: String,
     },
+    /// The recorder's queue holds its byte bound: the record was refused
+    /// (the disk is slower than the checks). Nothing was written.
+    #[error(
+        "the record queue is full ({queued} bytes wait, this record holds {record}, the bound is {budget})"
+    )]
+    Backlog {
+        /// Bytes queued.
+        queued: usize,
+        /// Bytes of the refused record.
+        record: usize,
+        /// The queue's bound.
+        budget: usize,
+    },
     /// The recorder's writer thread is gone (it panicked, or the recorder
     /// was shut down).
     #[error("the record writer stopped: {0}")]

@@ -32,6 +32,7 @@
 
 mod anchor;
 pub mod audit;
+mod bundle;
 mod cas;
 mod dir;
 mod error;
@@ -41,6 +42,7 @@ mod replay;
 mod writer;
 
 pub use anchor::{Anchor, Chain, DirAudit, verify_dir};
+pub use bundle::{BUNDLE_FORMAT, BUNDLE_MEDIA_TYPE, CheckBundle};
 pub use cas::{Cas, sha256_hex};
 pub use dir::{RecordDir, is_check_id};
 pub use error::RecordError;
@@ -50,4 +52,4 @@ pub use format::{
 };
 pub use recording::{Recorded, RecordingChecker, check_id, check_recorded, progress_key_recorded};
 pub use replay::{Difference, ReplayOutcome, differences, recorded_component, replay};
-pub use writer::{MAX_QUEUED, Recorder};
+pub use writer::{DEFAULT_QUEUE_BYTES, Recorder, RecorderOptions, WhenFull};

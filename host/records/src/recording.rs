@@ -79,7 +79,7 @@ pub async fn check_recorded(
         answer,
     );
     let id = input.id.clone();
-    recorder.submit(input)?;
+    recorder.submit(input).await?;
     Ok(Recorded { report, id })
 }
 
@@ -104,7 +104,7 @@ pub async fn progress_key_recorded(
         answer,
     );
     let id = input.id.clone();
-    recorder.submit(input)?;
+    recorder.submit(input).await?;
     Ok(Recorded { report, id })
 }
 

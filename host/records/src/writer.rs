@@ -6,22 +6,66 @@
 //! appends the audit line, in the order the checks handed them over. It
 //! wakes for a batch (or 5 ms after the first record of one), not for
 //! every record, so recording adds no wake-up to a check; after a second
-//! idle it sleeps until the next record. At most [`MAX_QUEUED`] records
-//! wait: a check that finds the queue full waits for room, so a record
-//! is never dropped. [`Recorder::flush`] returns once everything handed
-//! over is on disk.
+//! idle it sleeps until the next record.
+//!
+//! The queue is bounded by the bytes its records hold (the artifact bytes
+//! each check read, its packet and clock readings:
+//! [`RecorderOptions::max_queued_bytes`], 256 MiB by default), counted
+//! until the writer has written them. A check that finds no room either
+//! awaits it (the default: [`WhenFull::Wait`]; the thread goes on with
+//! other work) or is refused at once with [`RecordError::Backlog`]
+//! ([`WhenFull::Refuse`], what `verdict serve` does), so no record is
+//! dropped and no thread blocks. A record bigger than the whole budget is
+//! taken when the queue is empty. [`Recorder::flush`] returns once
+//! everything handed over is on disk; [`Recorder::is_pending`] and
+//! [`Recorder::settled`] look one record up without a flush.
 
 use crate::audit::{AuditLine, AuditLog};
 use crate::dir::RecordDir;
 use crate::error::RecordError;
 use crate::format::{RecordInput, RecordedAnswer};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use verdict_sandbox::ArtifactOp;
 
-/// Records waiting for the writer at most.
-pub const MAX_QUEUED: usize = 4096;
+/// The default bound on the bytes records waiting for the writer hold.
+pub const DEFAULT_QUEUE_BYTES: usize = 256 << 20;
+/// What a record costs in the queue beyond its artifact bytes, packet
+/// text and clock readings (its other fields, bounded).
+const RECORD_OVERHEAD: usize = 4 << 10;
+
+/// What a check does when the queue holds its byte bound already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WhenFull {
+    /// [`Recorder::submit`] awaits room (the check's thread runs other
+    /// tasks meanwhile): the checks slow to the disk's pace.
+    #[default]
+    Wait,
+    /// [`Recorder::submit`] refuses the record at once with
+    /// [`RecordError::Backlog`]: the check must not be answered as
+    /// recorded.
+    Refuse,
+}
+
+/// How a [`Recorder`] bounds its queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecorderOptions {
+    /// The bytes queued records may hold at most ([`DEFAULT_QUEUE_BYTES`]).
+    pub max_queued_bytes: usize,
+    /// What a check that finds no room does.
+    pub when_full: WhenFull,
+}
+
+impl Default for RecorderOptions {
+    fn default() -> Self {
+        Self {
+            max_queued_bytes: DEFAULT_QUEUE_BYTES,
+            when_full: WhenFull::Wait,
+        }
+    }
+}
 /// Records that wake the writer at once.
 const BATCH: usize = 64;
 /// How long the first record of a batch waits for more.
@@ -34,9 +78,47 @@ enum Job {
     Component(Arc<[u8]>),
 }
 
+impl Job {
+    /// The bytes the job holds, as the queue counts them.
+    fn weight(&self) -> usize {
+        match self {
+            Job::Component(bytes) => bytes.len() + RECORD_OVERHEAD,
+            Job::Record(input) => weight(input),
+        }
+    }
+}
+
+/// The bytes a record holds until it is written: what the check read,
+/// its packet's text and observations, its clock runs, and a fixed part.
+fn weight(input: &RecordInput) -> usize {
+    let artifacts: usize = input
+        .trace
+        .artifacts
+        .iter()
+        .map(|op| match op {
+            ArtifactOp::Read { id, result } => {
+                id.len() + result.as_ref().map_or(0, |d| d.bytes.len() + d.revision.len())
+            }
+            ArtifactOp::List { prefix, result } => {
+                prefix.len()
+                    + result
+                        .as_ref()
+                        .map_or(0, |ids| ids.iter().map(|i| i.len() + 24).sum())
+            }
+        } + 64)
+        .sum();
+    let packet = input.packet.output_text.len() + input.packet.observations.len() * 256;
+    artifacts + packet + input.trace.monotonic.len() * 16 + RECORD_OVERHEAD
+}
+
 #[derive(Default)]
 struct State {
-    jobs: VecDeque<Job>,
+    jobs: VecDeque<(Job, usize)>,
+    /// Bytes the queued jobs and those being written hold.
+    bytes: usize,
+    /// Records handed over and not yet written (or failed), by id: their
+    /// tenant.
+    pending: HashMap<String, String>,
     /// Jobs taken by the writer and not yet written.
     writing: usize,
     /// The writer sleeps until woken.
@@ -58,8 +140,11 @@ struct Shared {
     state: Mutex<State>,
     /// Wakes the writer.
     wake: Condvar,
-    /// Wakes callers waiting for room or for a flush.
+    /// Wakes callers waiting for a flush.
     progress: Condvar,
+    /// Wakes tasks awaiting room or a record (never a blocked thread).
+    settled: tokio::sync::Notify,
+    options: RecorderOptions,
 }
 
 impl Shared {
@@ -85,11 +170,19 @@ impl Recorder {
     /// A recorder writing into `dir`: its audit log is verified (a broken
     /// chain is refused) and continued.
     pub fn open(dir: RecordDir) -> Result<Self, RecordError> {
+        Self::open_with(dir, RecorderOptions::default())
+    }
+
+    /// A recorder writing into `dir` whose queue is bounded as `options`
+    /// say.
+    pub fn open_with(dir: RecordDir, options: RecorderOptions) -> Result<Self, RecordError> {
         let audit = AuditLog::open(&dir.audit_path())?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
             progress: Condvar::new(),
+            settled: tokio::sync::Notify::new(),
+            options,
         });
         let writer = Writer {
             dir: dir.clone(),
@@ -113,40 +206,108 @@ impl Recorder {
         &self.dir
     }
 
-    /// Hands a record over to the writer (waiting only while
-    /// [`MAX_QUEUED`] records wait already).
-    pub fn submit(&self, input: RecordInput) -> Result<(), RecordError> {
-        self.push(Job::Record(Box::new(input)))
+    /// Hands a record over to the writer. When the queue holds its byte
+    /// bound already, awaits room ([`WhenFull::Wait`]) or refuses with
+    /// [`RecordError::Backlog`] ([`WhenFull::Refuse`]); never blocks the
+    /// thread.
+    pub async fn submit(&self, input: RecordInput) -> Result<(), RecordError> {
+        let id = input.id.clone();
+        let tenant = input.tenant.clone();
+        let job = Job::Record(Box::new(input));
+        let weight = job.weight();
+        let mut job = Some(job);
+        loop {
+            let settled = self.shared.settled.notified();
+            let mut settled = std::pin::pin!(settled);
+            settled.as_mut().enable();
+            {
+                let mut state = self.shared.lock();
+                if state.stop {
+                    return Err(RecordError::WriterStopped(
+                        "the recorder is shut down".into(),
+                    ));
+                }
+                let budget = self.shared.options.max_queued_bytes;
+                let fits = state.bytes == 0 || state.bytes.saturating_add(weight) <= budget;
+                if fits {
+                    if let Some(job) = job.take() {
+                        state.pending.insert(id, tenant);
+                        self.enqueue(&mut state, job, weight);
+                    }
+                    return Ok(());
+                }
+                if self.shared.options.when_full == WhenFull::Refuse {
+                    return Err(RecordError::Backlog {
+                        queued: state.bytes,
+                        record: weight,
+                        budget,
+                    });
+                }
+                // Room comes when the writer has written a record.
+                state.parked = false;
+                self.shared.wake.notify_one();
+            }
+            settled.await;
+        }
     }
 
     /// Keeps a verifier component's bytes in `cas/` (under its digest), so
-    /// its records replay without the file.
+    /// its records replay without the file. Never waits: a component is
+    /// counted in the queue's bytes but taken even over the bound.
     pub fn keep_component(&self, bytes: Arc<[u8]>) -> Result<(), RecordError> {
-        self.push(Job::Component(bytes))
-    }
-
-    fn push(&self, job: Job) -> Result<(), RecordError> {
+        let job = Job::Component(bytes);
+        let weight = job.weight();
         let mut state = self.shared.lock();
-        while state.jobs.len() >= MAX_QUEUED && !state.stop {
-            self.shared.wake.notify_one();
-            state = self
-                .shared
-                .progress
-                .wait(state)
-                .unwrap_or_else(|p| p.into_inner());
-        }
         if state.stop {
             return Err(RecordError::WriterStopped(
                 "the recorder is shut down".into(),
             ));
         }
-        state.jobs.push_back(job);
+        self.enqueue(&mut state, job, weight);
+        Ok(())
+    }
+
+    fn enqueue(&self, state: &mut State, job: Job, weight: usize) {
+        state.bytes = state.bytes.saturating_add(weight);
+        state.jobs.push_back((job, weight));
         let len = state.jobs.len();
         if state.parked || len == BATCH {
             state.parked = false;
             self.shared.wake.notify_one();
         }
-        Ok(())
+    }
+
+    /// Bytes the records waiting for the writer (or being written) hold.
+    pub fn queued_bytes(&self) -> usize {
+        self.shared.lock().bytes
+    }
+
+    /// The tenant of record `id` when it was handed over and is not
+    /// written yet (`None`: written, failed, or never handed over).
+    pub fn is_pending(&self, id: &str) -> Option<String> {
+        self.shared.lock().pending.get(id).cloned()
+    }
+
+    /// Returns once record `id` is no longer pending (written, or its
+    /// write failed): a wait for that record only, no flush. Bound it
+    /// with a timeout of the caller's runtime.
+    pub async fn settled(&self, id: &str) {
+        loop {
+            let settled = self.shared.settled.notified();
+            let mut settled = std::pin::pin!(settled);
+            settled.as_mut().enable();
+            {
+                let mut state = self.shared.lock();
+                if state.stop || !state.pending.contains_key(id) {
+                    return;
+                }
+                if state.parked {
+                    state.parked = false;
+                    self.shared.wake.notify_one();
+                }
+            }
+            settled.await;
+        }
     }
 
     /// Waits until every record handed over is written; the first write
@@ -198,6 +359,7 @@ impl Drop for Recorder {
         self.shared.lock().stop = true;
         self.shared.wake.notify_one();
         self.shared.progress.notify_all();
+        self.shared.settled.notify_waiters();
         let thread = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(thread) = thread {
             let _ = thread.join();
@@ -290,13 +452,17 @@ impl Writer {
                         break;
                     }
                 }
-                let jobs: Vec<Job> = state.jobs.drain(..).collect();
+                let jobs: Vec<(Job, usize)> = state.jobs.drain(..).collect();
                 state.writing = jobs.len();
                 jobs
             };
             let mut error = None;
             let mut lines = Vec::new();
-            for job in jobs {
+            for (job, weight) in jobs {
+                let id = match &job {
+                    Job::Record(input) => Some(input.id.clone()),
+                    Job::Component(_) => None,
+                };
                 match self.write(job) {
                     Ok(Some(line)) => lines.push(line),
                     Ok(None) => {}
@@ -305,6 +471,15 @@ impl Writer {
                         error.get_or_insert(e.to_string());
                     }
                 }
+                // The job's bytes are free and its record settled (on
+                // disk, or failed and logged): wake who waits for either.
+                let mut state = self.shared.lock();
+                state.bytes = state.bytes.saturating_sub(weight);
+                if let Some(id) = id {
+                    state.pending.remove(&id);
+                }
+                drop(state);
+                self.shared.settled.notify_waiters();
             }
             let stopping = self.shared.lock().stop;
             let written = match self.append(lines) {

@@ -4,5 +4,6 @@
 //! samples with `--include-ignored` and `VERDICT_POLYGLOT_DIR`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod backlog;
 mod durability;
 mod record_replay;

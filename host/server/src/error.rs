@@ -89,6 +89,40 @@ impl ApiError {
         )
     }
 
+    /// 503: the record queue is full (the disk is slower than the
+    /// checks); the check ran but is not answered, since it is not
+    /// recorded.
+    pub fn record_backlog() -> Self {
+        let mut e = Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "record_backlog",
+            "the check's record could not be queued (the record store is behind): retry",
+        );
+        e.retry_after = Some(1);
+        e
+    }
+
+    /// 503: the record is still on its way to disk after the route's wait.
+    pub fn record_pending() -> Self {
+        let mut e = Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "record_pending",
+            "the record is not written yet: retry",
+        );
+        e.retry_after = Some(1);
+        e
+    }
+
+    /// 500: the record store failed (the details, which may name files,
+    /// are in the server's log, never in the answer).
+    pub fn record_store() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "record_store",
+            "the record store failed (see the server's log)",
+        )
+    }
+
     /// 404: no such route.
     pub fn no_route() -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", "no such route")

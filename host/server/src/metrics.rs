@@ -77,6 +77,8 @@ pub struct Metrics {
     pub connections: Gauge<i64, std::sync::atomic::AtomicI64>,
     /// Verifier uploads refused.
     pub uploads_refused: Family<TenantLabels, Counter<u64, AtomicU64>>,
+    /// Checks refused because their record could not be queued.
+    pub records_refused: Family<TenantLabels, Counter<u64, AtomicU64>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -99,6 +101,7 @@ impl Metrics {
         let reload_failures = Counter::default();
         let connections = Gauge::default();
         let uploads_refused = Family::default();
+        let records_refused = Family::default();
         registry.register("checks", "Finished checks", checks.clone());
         registry.register(
             "check_duration_seconds",
@@ -133,6 +136,11 @@ impl Metrics {
             "Verifier uploads refused",
             uploads_refused.clone(),
         );
+        registry.register(
+            "records_refused",
+            "Checks refused because the record queue was full",
+            records_refused.clone(),
+        );
         Self {
             registry,
             checks,
@@ -145,6 +153,7 @@ impl Metrics {
             reload_failures,
             connections,
             uploads_refused,
+            records_refused,
         }
     }
 

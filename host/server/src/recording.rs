@@ -5,14 +5,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use verdict_records::{RecordDir, RecordError, Recorder};
+use verdict_records::{RecordDir, RecordError, Recorder, RecorderOptions, WhenFull};
 
 fn recorders() -> &'static Mutex<HashMap<PathBuf, Weak<Recorder>>> {
     static RECORDERS: OnceLock<Mutex<HashMap<PathBuf, Weak<Recorder>>>> = OnceLock::new();
     RECORDERS.get_or_init(Mutex::default)
 }
 
-/// The recorder writing into `dir` (created when missing).
+/// The recorder writing into `dir` (created when missing). Its queue
+/// holds at most [`verdict_records::DEFAULT_QUEUE_BYTES`]; a check that
+/// finds it full is refused (503 `record_backlog`), never blocked.
 pub fn recorder_for(dir: &Path) -> Result<Arc<Recorder>, RecordError> {
     std::fs::create_dir_all(dir).map_err(|e| RecordError::Io {
         path: dir.to_owned(),
@@ -26,7 +28,13 @@ pub fn recorder_for(dir: &Path) -> Result<Arc<Recorder>, RecordError> {
     if let Some(recorder) = map.get(&key).and_then(Weak::upgrade) {
         return Ok(recorder);
     }
-    let recorder = Arc::new(Recorder::open(RecordDir::new(&key))?);
+    let recorder = Arc::new(Recorder::open_with(
+        RecordDir::new(&key),
+        RecorderOptions {
+            when_full: WhenFull::Refuse,
+            ..RecorderOptions::default()
+        },
+    )?);
     map.retain(|_, weak| weak.strong_count() > 0);
     map.insert(key, Arc::downgrade(&recorder));
     Ok(recorder)

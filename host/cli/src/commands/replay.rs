@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use verdict::LoadedVerifier;
 use verdict::records::{
-    Anchor, Chain, CheckRecord, Difference, RecordDir, RecordError, RecordedAnswer,
+    Anchor, Chain, CheckBundle, CheckRecord, Difference, RecordDir, RecordError, RecordedAnswer,
     recorded_component, replay,
 };
 
@@ -67,7 +67,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
     let runtime = super::runtime()?;
     let mut rows = Vec::new();
     let mut chains: HashMap<PathBuf, Result<Chain, String>> = HashMap::new();
-    for path in &args.records {
+    for given in &args.records {
+        // A bundle (`GET .../checks/ID?bundle=1`) is unpacked into a
+        // record directory of its own, then replayed as usual.
+        let (bundle, unpacked) = match unbundle(given) {
+            Ok(found) => found,
+            Err(e) => {
+                rows.push(broken(given, "unreadable", &e));
+                continue;
+            }
+        };
+        let path = unpacked.as_ref().map_or(given, |(_, p)| p);
         let record = match CheckRecord::load(path) {
             Ok(record) => record,
             Err(e @ RecordError::Tampered { .. }) => {
@@ -89,22 +99,44 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         let chain = chains
             .entry(parent.to_owned())
             .or_insert_with(|| Chain::of_dir(&dir).map_err(|e| e.to_string()));
-        let unanchored = match chain {
-            Ok(chain) => match chain.anchor(&record) {
-                Anchor::Anchored => None,
+        let unanchored = match (&bundle, chain) {
+            (Some(bundle), _) => match bundle.anchor() {
+                Anchor::Anchored => {
+                    if let Some(line) = &bundle.audit_line {
+                        crate::stdout::note_line(format_args!(
+                            "note: {} is anchored by audit line {} (hash {}) of the server's log; `audit verify` there checks that line",
+                            record.id, line.seq, line.hash
+                        ));
+                    }
+                    None
+                }
                 Anchor::NotInChain => Some(format!(
-                    "record {} is not in {}: no audit line names it",
+                    "record {} in bundle {}: no intact audit line names it",
                     record.id,
-                    dir.audit_path().display()
+                    given.display()
                 )),
                 Anchor::Mismatch { line } => Some(format!(
-                    "record {} hashes to {}, its line in {} holds {line}: it was rewritten",
-                    record.id,
-                    record.integrity,
-                    dir.audit_path().display()
+                    "record {} hashes to {}, the bundle's audit line holds {line}: it was rewritten",
+                    record.id, record.integrity
                 )),
             },
-            Err(e) => Some(format!("the audit log cannot be trusted: {e}")),
+            (None, chain) => match chain {
+                Ok(chain) => match chain.anchor(&record) {
+                    Anchor::Anchored => None,
+                    Anchor::NotInChain => Some(format!(
+                        "record {} is not in {}: no audit line names it",
+                        record.id,
+                        dir.audit_path().display()
+                    )),
+                    Anchor::Mismatch { line } => Some(format!(
+                        "record {} hashes to {}, its line in {} holds {line}: it was rewritten",
+                        record.id,
+                        record.integrity,
+                        dir.audit_path().display()
+                    )),
+                },
+                Err(e) => Some(format!("the audit log cannot be trusted: {e}")),
+            },
         };
         if let Some(why) = &unanchored {
             if !args.allow_unanchored {
@@ -167,6 +199,22 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::NotComplete
     })
+}
+
+/// The bundle in the file `path`, unpacked into a temporary record
+/// directory (and its record file's path); nothing for a plain record.
+type Unpacked = (Option<CheckBundle>, Option<(tempfile::TempDir, PathBuf)>);
+
+fn unbundle(path: &Path) -> Result<Unpacked, RecordError> {
+    let Some(bundle) = CheckBundle::read(path)? else {
+        return Ok((None, None));
+    };
+    let dir = tempfile::tempdir().map_err(|e| RecordError::Io {
+        path: std::env::temp_dir(),
+        source: e,
+    })?;
+    let record = bundle.unpack(dir.path())?;
+    Ok((Some(bundle), Some((dir, record))))
 }
 
 fn refused(id: &str, why: &str) -> Row {

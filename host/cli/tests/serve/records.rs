@@ -86,3 +86,76 @@ fn a_recording_tenant_serves_each_check_record_and_it_replays() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("2 of 2 identical"), "{text}");
 }
+
+#[test]
+fn a_bundle_fetched_over_http_replays_without_the_record_dir() {
+    let served = Served::start(&config("", r#"record_dir = "records""#));
+    let addr = served.addr;
+    let reply = post(
+        addr,
+        "/v1/tenants/alpha/completion",
+        Some(ALPHA),
+        &packet("ready.json"),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let id = reply.json()["checkId"].as_str().unwrap().to_owned();
+    let bundle = get(
+        addr,
+        &format!("/v1/tenants/alpha/checks/{id}?bundle=1"),
+        Some(ALPHA),
+    );
+    assert_eq!(bundle.status, 200, "{}", bundle.text());
+    let b = bundle.json();
+    assert_eq!(b["format"], "verdict.check-bundle/1");
+    assert_eq!(b["record"]["id"], id.as_str());
+    assert_eq!(b["auditLine"]["record"], id.as_str());
+    assert!(b["blobs"].as_object().unwrap().len() >= 2, "{b}");
+    let file = served.path("fetched.bundle.json");
+    std::fs::write(&file, bundle.text()).unwrap();
+    // Neither the server's records nor the live artifacts are needed.
+    std::fs::remove_dir_all(served.path("records")).unwrap();
+    std::fs::remove_file(served.path("alpha/A42")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+        .arg("replay")
+        .arg(&file)
+        .env("VERDICT_CACHE_DIR", served.path("cli-cache"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("1 of 1 identical"), "{text}");
+}
+
+#[test]
+fn unknown_ids_are_404_at_once_and_no_store_error_reaches_a_tenant() {
+    let served = Served::start(&config("", r#"record_dir = "records""#));
+    let addr = served.addr;
+    // The audit log cannot be appended to: every flush fails, naming it.
+    let audit = served.path("records/audit.jsonl");
+    let _ = std::fs::remove_file(&audit);
+    std::fs::create_dir_all(&audit).unwrap();
+    let reply = post(
+        addr,
+        "/v1/tenants/alpha/completion",
+        Some(ALPHA),
+        &packet("ready.json"),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let mut x: u64 = 48;
+    for _ in 0..200 {
+        let id: String = (0..32)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                char::from_digit((x >> 60) as u32, 16).unwrap()
+            })
+            .collect();
+        let r = get(addr, &format!("/v1/tenants/alpha/checks/{id}"), Some(ALPHA));
+        assert_eq!(
+            (r.status, r.code()),
+            (404, "record_not_found".to_owned()),
+            "{}",
+            r.text()
+        );
+        assert!(!r.text().contains("audit.jsonl"), "{}", r.text());
+    }
+}

@@ -75,8 +75,10 @@ impl Drop for Abandoned<'_> {
 /// The `status` of a check whose record could not be kept.
 pub(crate) const RECORD_FAILED: &str = "record_failed";
 
-/// The check's answer, or, when its record could not be kept, a 500
-/// counted `record_failed` (the check ran: it was not cancelled).
+/// The check's answer, or, when its record could not be kept, an error
+/// counted `record_failed` (the check ran: it was not cancelled): a 503
+/// `record_backlog` (and `verdict_records_refused_total`) when the record
+/// queue was full, else a 500 whose details go to the log only.
 fn settle(
     abandoned: &mut Abandoned<'_>,
     answered: Result<Answered, RecordError>,
@@ -86,9 +88,32 @@ fn settle(
             abandoned.finished = true;
             Ok(answered)
         }
+        Err(RecordError::Backlog {
+            queued,
+            record,
+            budget,
+        }) => {
+            abandoned.status = RECORD_FAILED;
+            abandoned
+                .metrics
+                .records_refused
+                .get_or_create(&crate::metrics::TenantLabels {
+                    tenant: abandoned.tenant.to_owned(),
+                })
+                .inc();
+            tracing::warn!(
+                tenant = abandoned.tenant,
+                queued,
+                record,
+                budget,
+                "check refused: the record queue is full"
+            );
+            Err(ApiError::record_backlog())
+        }
         Err(e) => {
             abandoned.status = RECORD_FAILED;
-            Err(ApiError::internal(format!("check record: {e}")))
+            tracing::error!(tenant = abandoned.tenant, error = %e, "a check's record failed");
+            Err(ApiError::record_store())
         }
     }
 }
@@ -322,5 +347,57 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains(r#"status="cancelled""#), "{text}");
+    }
+
+    #[test]
+    fn a_full_record_queue_is_a_503_counted_apart() {
+        let metrics = Metrics::new();
+        let mut abandoned = Abandoned {
+            cancel: CancelHandle::new(),
+            metrics: &metrics,
+            tenant: "alpha",
+            role: Role::Completion,
+            status: "cancelled",
+            finished: false,
+        };
+        let refused = settle(
+            &mut abandoned,
+            Err(RecordError::Backlog {
+                queued: 10,
+                record: 5,
+                budget: 12,
+            }),
+        );
+        let e = refused.err().unwrap_or_else(ApiError::no_route);
+        assert_eq!((e.status.as_u16(), e.code), (503, "record_backlog"));
+        assert_eq!(e.retry_after, Some(1));
+        drop(abandoned);
+        let text = metrics.render(None);
+        assert!(
+            text.contains(r#"verdict_records_refused_total{tenant="alpha"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"status="record_failed""#), "{text}");
+    }
+
+    #[test]
+    fn a_record_store_error_names_no_file() {
+        let metrics = Metrics::new();
+        let mut abandoned = Abandoned {
+            cancel: CancelHandle::new(),
+            metrics: &metrics,
+            tenant: "alpha",
+            role: Role::Completion,
+            status: "cancelled",
+            finished: false,
+        };
+        let failed = settle(
+            &mut abandoned,
+            Err(RecordError::WriterStopped(
+                "/srv/records/cas: disk full".into(),
+            )),
+        );
+        let e = failed.err().unwrap_or_else(ApiError::no_route);
+        assert!(!e.message.contains("/srv"), "{}", e.message);
     }
 }
