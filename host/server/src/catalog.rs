@@ -257,7 +257,7 @@ fn build_tenant(
         progress: ArcSwapOption::empty(),
         recorder: match &t.record_dir {
             Some(dir) => Some(
-                crate::recording::recorder_for(dir)
+                crate::recording::recorder_for(dir, t.record_queue_bytes)
                     .map_err(|e| fail(format!("record_dir: {e}")))?,
             ),
             None => None,

@@ -13,9 +13,11 @@ fn recorders() -> &'static Mutex<HashMap<PathBuf, Weak<Recorder>>> {
 }
 
 /// The recorder writing into `dir` (created when missing). Its queue
-/// holds at most [`verdict_records::DEFAULT_QUEUE_BYTES`]; a check that
-/// finds it full is refused (503 `record_backlog`), never blocked.
-pub fn recorder_for(dir: &Path) -> Result<Arc<Recorder>, RecordError> {
+/// holds at most `queue_bytes` (default
+/// [`verdict_records::DEFAULT_QUEUE_BYTES`]; tenants sharing a directory
+/// share its recorder, sized by the first); a check that finds it full is
+/// refused (503 `record_backlog`), never blocked.
+pub fn recorder_for(dir: &Path, queue_bytes: Option<usize>) -> Result<Arc<Recorder>, RecordError> {
     std::fs::create_dir_all(dir).map_err(|e| RecordError::Io {
         path: dir.to_owned(),
         source: e,
@@ -32,7 +34,7 @@ pub fn recorder_for(dir: &Path) -> Result<Arc<Recorder>, RecordError> {
         RecordDir::new(&key),
         RecorderOptions {
             when_full: WhenFull::Refuse,
-            ..RecorderOptions::default()
+            max_queued_bytes: queue_bytes.unwrap_or(verdict_records::DEFAULT_QUEUE_BYTES),
         },
     )?);
     map.retain(|_, weak| weak.strong_count() > 0);

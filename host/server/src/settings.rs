@@ -125,4 +125,7 @@ pub struct TenantSettings {
     /// (`verdict-records`); each check's id then answers
     /// `GET /v1/tenants/{tenant}/checks/{id}`.
     pub record_dir: Option<PathBuf>,
+    /// The bytes the records waiting for the disk may hold (default
+    /// [`verdict_records::DEFAULT_QUEUE_BYTES`]).
+    pub record_queue_bytes: Option<usize>,
 }

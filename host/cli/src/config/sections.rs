@@ -343,6 +343,11 @@ pub struct TenantSection {
     /// commands record with `--record`.
     #[serde(default)]
     pub record_dir: Option<PathBuf>,
+    /// `verdict serve`: MiB the tenant's records waiting for the disk may
+    /// hold (default 256); a check that finds no room is refused (503
+    /// `record_backlog`).
+    #[serde(default)]
+    pub record_queue_mib: Option<u64>,
     /// `verdict serve`: the tenant's checks at once (default 64).
     #[serde(default)]
     pub max_concurrent_checks: Option<usize>,

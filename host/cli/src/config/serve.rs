@@ -260,7 +260,30 @@ fn settings(
             completion: spec("completion", &t.completion)?,
             progress: spec("progress", &t.progress)?,
             record_dir: t.record_dir.as_ref().map(|d| file.resolve(d)),
+            record_queue_bytes: record_queue_bytes(file, name, t.record_queue_mib)?,
         });
     }
     Ok(Settings { server, tenants })
+}
+
+/// The most `record_queue_mib` may be (16 GiB).
+const MAX_RECORD_QUEUE_MIB: u64 = 16 * 1024;
+
+/// `record_queue_mib` in bytes: positive and at most
+/// [`MAX_RECORD_QUEUE_MIB`].
+fn record_queue_bytes(
+    file: &ConfigFile<ServeConfig>,
+    tenant: &str,
+    mib: Option<u64>,
+) -> Result<Option<usize>, ConfigError> {
+    let Some(mib) = mib else {
+        return Ok(None);
+    };
+    if mib == 0 || mib > MAX_RECORD_QUEUE_MIB {
+        return Err(file.error(
+            &[key("tenants"), key(tenant), key("record_queue_mib")],
+            format!("must be between 1 and {MAX_RECORD_QUEUE_MIB}"),
+        ));
+    }
+    Ok(usize::try_from(mib * 1024 * 1024).ok())
 }

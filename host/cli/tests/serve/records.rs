@@ -159,3 +159,45 @@ fn unknown_ids_are_404_at_once_and_no_store_error_reaches_a_tenant() {
         assert!(!r.text().contains("audit.jsonl"), "{}", r.text());
     }
 }
+
+#[test]
+fn the_record_queue_is_sized_per_tenant_within_bounds() {
+    // A queue of 1 MiB serves and records.
+    let served = Served::start(&config(
+        "",
+        "record_dir = \"records\"\nrecord_queue_mib = 1",
+    ));
+    let reply = post(
+        served.addr,
+        "/v1/tenants/alpha/completion",
+        Some(ALPHA),
+        &packet("ready.json"),
+    );
+    assert_eq!(reply.status, 200);
+    assert!(reply.json()["checkId"].is_string(), "{}", reply.text());
+    drop(served);
+    for bad in ["0", "16385"] {
+        let dir = tempfile::tempdir().unwrap();
+        for tenant in ["alpha", "beta"] {
+            std::fs::create_dir(dir.path().join(tenant)).unwrap();
+        }
+        let file = dir.path().join("verdict.toml");
+        let text = config(
+            "",
+            &format!("record_dir = \"records\"\nrecord_queue_mib = {bad}"),
+        );
+        std::fs::write(&file, text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_verdict"))
+            .args(["serve", "--config"])
+            .arg(&file)
+            .args(["--listen", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("record_queue_mib") && stderr.contains("between 1 and 16384"),
+            "{stderr}"
+        );
+    }
+}
