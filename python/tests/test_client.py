@@ -128,3 +128,11 @@ def test_a_verifier_failure_is_a_checker_error(verdict_bin, tmp_path):
     with pytest.raises(CheckerError) as e:
         backend.check(example("ready.json"))
     assert e.value.code and e.value.result.status == "checker_error"
+
+
+def test_the_package_is_the_installed_one():
+    import verdict
+
+    # Installed into the venv's site-packages, not imported from python/src.
+    assert "site-packages" in Path(verdict.__file__).parts, verdict.__file__
+    assert verdict.__version__ == "0.1.0"
