@@ -21,6 +21,7 @@ mod new_verifier;
 mod new_verifier_args;
 mod output_errors;
 mod polyglot;
+mod python_package;
 mod records;
 mod registry;
 mod run;

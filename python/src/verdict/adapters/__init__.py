@@ -1,0 +1,1 @@
+"""Adapters for agent frameworks (each imports its framework only when used)."""
