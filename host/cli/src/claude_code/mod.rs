@@ -56,10 +56,13 @@ pub enum Decision {
         /// Why, in one line.
         note: String,
     },
-    /// Keep Claude going with `reason` as its next instruction.
+    /// Keep Claude going with `reason` as its next instruction; `note`
+    /// goes to stderr.
     Block {
         /// The feedback.
         reason: String,
+        /// Why, in one line.
+        note: String,
     },
 }
 
@@ -68,7 +71,7 @@ impl Decision {
     pub fn stdout(&self) -> Option<String> {
         match self {
             Self::Allow { .. } => None,
-            Self::Block { reason } => {
+            Self::Block { reason, .. } => {
                 Some(json!({"decision": "block", "reason": reason}).to_string())
             }
         }
@@ -130,6 +133,10 @@ pub fn decide(
             (
                 Decision::Block {
                     reason: format!("The host's completion check: {text}"),
+                    note: format!(
+                        "verdict: not complete - {why} (blocking the stop, {} of {max_blocks})",
+                        blocks + 1
+                    ),
                 },
                 blocks + 1,
             )
@@ -153,6 +160,10 @@ pub fn decide(
             ),
             crate::config::OnError::Block => (
                 Decision::Block {
+                    note: format!(
+                        "verdict: could not check completion ({error}) (blocking the stop, {} of {max_blocks})",
+                        blocks + 1
+                    ),
                     reason: format!(
                         "The host could not check completion: {error}. (on_error = \"block\": the stop is held until the check can be made, at most {max_blocks} time(s).)"
                     ),
@@ -207,7 +218,9 @@ mod tests {
     fn an_error_blocks_or_allows_as_configured() {
         let error = Judgement::Error("checker timed out".into());
         let (d, kept) = decide(&error, 0, 2, OnError::Block);
-        assert!(matches!(&d, Decision::Block { reason } if reason.contains("checker timed out")));
+        assert!(
+            matches!(&d, Decision::Block { reason, .. } if reason.contains("checker timed out"))
+        );
         assert_eq!(kept, 1);
         let (d, _) = decide(&error, 0, 2, OnError::Allow);
         assert!(matches!(&d, Decision::Allow { note } if note.contains("on_error")));

@@ -118,8 +118,9 @@ fn claude_code(args: &ClaudeCodeArgs) -> anyhow::Result<Exit> {
             .with_context(|| format!("cannot keep the block count in {}", state_dir.display()))?;
     }
     match &decision {
-        Decision::Allow { note } => crate::stdout::note_line(format_args!("{note}")),
-        Decision::Block { .. } => {}
+        Decision::Allow { note } | Decision::Block { note, .. } => {
+            crate::stdout::note_line(format_args!("{note}"));
+        }
     }
     if let Some(text) = decision.stdout() {
         crate::outln!("{text}")?;
