@@ -16,6 +16,7 @@ mod http;
 mod lines;
 pub mod result;
 mod server;
+mod supervised;
 mod toolset;
 
 pub use config::{HttpEndpoint, ServerConfig, ToolSettings};

@@ -66,6 +66,10 @@ pub enum CallError {
     /// dropped unread (never held in memory), so the call had no answer.
     #[error("the server's answer was longer than {0} bytes and was dropped")]
     TooLarge(usize),
+    /// The server died a second time in this toolset's lifetime: it is
+    /// restarted only once.
+    #[error("the server died again and is not restarted a second time")]
+    Dead,
     /// Anything else the transport reported.
     #[error("transport error: {0}")]
     Transport(String),
