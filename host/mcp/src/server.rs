@@ -233,19 +233,16 @@ impl McpServer {
     }
 }
 
+/// The transport of a child process's pipes.
+type StdioTransport = AsyncRwTransport<RoleClient, LineWatch<ChildStdout>, ChildStdin>;
+
 /// Starts the server's process, its stdout watched for over-long lines
 /// and its stderr's tail kept in `tail`.
 fn spawn(
     config: &ServerConfig,
     tail: &Arc<Mutex<Vec<u8>>>,
     oversized: &Oversized,
-) -> Result<
-    (
-        AsyncRwTransport<RoleClient, LineWatch<ChildStdout>, ChildStdin>,
-        Child,
-    ),
-    McpError,
-> {
+) -> Result<(StdioTransport, Child), McpError> {
     let mut command = Command::new(&config.command);
     command.args(&config.args).env_clear();
     for keep in ["PATH", "HOME"] {
