@@ -115,9 +115,19 @@ fn bad_mcp_sections_are_refused_naming_the_field() {
     let base = base_config("http://127.0.0.1:9", 4);
     let cases = [
         (
-            "[mcp.web]\nurl = \"http://127.0.0.1:1/mcp\"\n",
+            "[mcp.web]\nurl = \"ftp://127.0.0.1:1/mcp\"\n",
             "mcp.web.url",
-            "not supported yet",
+            "http:// or https://",
+        ),
+        (
+            "[mcp.web]\nurl = \"http://127.0.0.1:1/mcp\"\ncommand = \"x\"\n",
+            "mcp.web.command",
+            "reached over HTTP",
+        ),
+        (
+            "[mcp.t]\ncommand = \"x\"\ntoken_env = \"T\"\n",
+            "mcp.t.token_env",
+            "only a server with `url`",
         ),
         ("[mcp.nocmd]\nargs = []\n", "mcp.nocmd", "needs `command`"),
         (
@@ -149,6 +159,19 @@ fn bad_mcp_sections_are_refused_naming_the_field() {
             "{section}: {err:?} should say {message}"
         );
     }
+    // An HTTP server whose token variable is not set: named, at its section.
+    let (code, _, err) = list(
+        &setup,
+        &format!(
+            "{base}\n[mcp.web]\nurl = \"http://127.0.0.1:9/mcp\"\ntoken_env = \"VERDICT_NO_SUCH_MCP_TOKEN\"\n"
+        ),
+        &[],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("mcp.web") && err.contains("VERDICT_NO_SUCH_MCP_TOKEN"),
+        "{err}"
+    );
     // A server that does not start: the error names its section.
     let (code, _, err) = list(
         &setup,
@@ -159,5 +182,54 @@ fn bad_mcp_sections_are_refused_naming_the_field() {
     assert!(
         err.contains("mcp.gone") && err.contains("cannot start"),
         "{err}"
+    );
+}
+
+#[test]
+fn mcp_list_against_an_http_server() {
+    let Some(server) = everything() else { return };
+    let preload = root().join("host/mcp/tests/fixtures/loopback.cjs");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new("node")
+        .arg("--require")
+        .arg(&preload)
+        .arg(&server)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let setup = Setup::new();
+    let config = format!(
+        "{}\n[mcp.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ x-tenant = \"acme\" }}\n",
+        base_config("http://127.0.0.1:9", 4),
+    );
+    let (code, out, err) = if up {
+        list(&setup, &config, &[])
+    } else {
+        (
+            None,
+            String::new(),
+            "server-everything did not listen".into(),
+        )
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(code, Some(0), "{err}");
+    let echo = row(&out, "web__echo");
+    assert_eq!(echo[1..4], ["read", "mcp", "web"], "{out}");
+    assert!(echo.ends_with(&["annotation"]), "{out}");
+    assert_eq!(
+        row(&out, "web__gzip-file-as-resource")[1],
+        "idempotent_write"
     );
 }

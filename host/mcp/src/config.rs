@@ -20,11 +20,28 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the server may take to start and answer `initialize` and `tools/list`.
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// One MCP server: a child process spoken to over stdio.
+/// A server reached over streamable HTTP instead of started as a child.
+#[derive(Debug, Clone)]
+pub struct HttpEndpoint {
+    /// The endpoint (`http://` or `https://`; TLS by rustls with the
+    /// webpki roots).
+    pub url: String,
+    /// Headers sent with every request.
+    pub headers: BTreeMap<String, String>,
+    /// The environment variable holding a bearer token, read when the
+    /// server is started (a missing variable is an error naming it).
+    pub token_env: Option<String>,
+}
+
+/// One MCP server: a child process spoken to over stdio, or (when
+/// [`ServerConfig::http`] is set) a streamable HTTP endpoint.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// The server's name; also the default tool-name prefix.
     pub name: String,
+    /// When set, the server is this HTTP endpoint and `command`, `args`,
+    /// `env` and `cwd` are unused.
+    pub http: Option<HttpEndpoint>,
     /// The program to start.
     pub command: PathBuf,
     /// Its arguments.
@@ -56,7 +73,8 @@ pub struct ServerConfig {
     pub max_schema_bytes: usize,
     /// At most this many bytes of one result.
     pub max_result_bytes: usize,
-    /// At most this many bytes of one message from the server.
+    /// At most this many bytes of one message from the server (over HTTP:
+    /// of one JSON response body and of one SSE event).
     pub max_message_bytes: usize,
 }
 
@@ -74,6 +92,7 @@ impl ServerConfig {
     pub fn stdio(name: impl Into<String>, command: impl Into<PathBuf>, args: Vec<String>) -> Self {
         Self {
             name: name.into(),
+            http: None,
             command: command.into(),
             args,
             env: BTreeMap::new(),
@@ -90,6 +109,17 @@ impl ServerConfig {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
+    }
+
+    /// A server at the streamable HTTP endpoint `url`, with the defaults.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        let mut config = Self::stdio(name, "", Vec::new());
+        config.http = Some(HttpEndpoint {
+            url: url.into(),
+            headers: BTreeMap::new(),
+            token_env: None,
+        });
+        config
     }
 
     /// Whether the loop gets this tool (the server's name).

@@ -24,6 +24,15 @@ pub enum McpError {
         /// The end of its stderr, when it wrote any (`": ..."`).
         stderr: String,
     },
+    /// The configuration cannot be used (an HTTP header or URL, a
+    /// bearer token's variable not set).
+    #[error("MCP server {server}: {detail}")]
+    Config {
+        /// The server.
+        server: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// `tools/list` failed.
     #[error("MCP server {server}: tools/list failed: {detail}")]
     List {
@@ -70,6 +79,7 @@ impl McpError {
         match self {
             Self::Spawn { server, .. }
             | Self::Initialize { server, .. }
+            | Self::Config { server, .. }
             | Self::List { server, .. }
             | Self::TooMany { server, .. }
             | Self::Tool { server, .. }

@@ -12,12 +12,14 @@
 pub mod config;
 pub mod effect;
 mod error;
+mod http;
 mod lines;
 pub mod result;
 mod server;
+mod supervised;
 mod toolset;
 
-pub use config::{ServerConfig, ToolSettings};
+pub use config::{HttpEndpoint, ServerConfig, ToolSettings};
 pub use effect::{EffectOverride, EffectSource, Hints, ToolEffect};
 pub use error::McpError;
 pub use server::{CallError, McpServer, STDERR_TAIL_BYTES};

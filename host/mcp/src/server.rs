@@ -1,4 +1,5 @@
-//! One running MCP server: started as a child process, initialized, its
+//! One running MCP server: started as a child process (or reached over
+//! streamable HTTP), initialized, its
 //! tools listed (bounded), its tools called with a deadline.
 
 use std::process::Stdio;
@@ -11,12 +12,13 @@ use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
 use verdict_policy::CancelHandle;
 
 use crate::config::ServerConfig;
 use crate::error::McpError;
+use crate::http;
 use crate::lines::{LineWatch, Oversized};
 
 /// The most bytes of a server's stderr kept (its tail), for error messages.
@@ -30,8 +32,9 @@ pub struct McpServer {
     service: RunningService<RoleClient, ()>,
     stderr: Arc<Mutex<Vec<u8>>>,
     oversized: Oversized,
-    /// Held so the process lives as long as the server (killed on drop).
-    _child: Child,
+    /// Held so the process lives as long as the server (killed on drop);
+    /// none over HTTP.
+    _child: Option<Child>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -63,54 +66,30 @@ pub enum CallError {
     /// dropped unread (never held in memory), so the call had no answer.
     #[error("the server's answer was longer than {0} bytes and was dropped")]
     TooLarge(usize),
+    /// The server died a second time in this toolset's lifetime: it is
+    /// restarted only once.
+    #[error("the server died again and is not restarted a second time")]
+    Dead,
     /// Anything else the transport reported.
     #[error("transport error: {0}")]
     Transport(String),
 }
 
 impl McpServer {
-    /// Starts the server, initializes it and checks it answers `tools/list`.
+    /// Starts the server (or connects to its HTTP endpoint) and
+    /// initializes it.
     pub async fn start(config: ServerConfig) -> Result<Self, McpError> {
-        let mut command = Command::new(&config.command);
-        command.args(&config.args).env_clear();
-        for keep in ["PATH", "HOME"] {
-            if let Some(value) = std::env::var_os(keep) {
-                command.env(keep, value);
-            }
-        }
-        command
-            .envs(&config.env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        if let Some(cwd) = &config.cwd {
-            command.current_dir(cwd);
-        }
-        let mut child = command.spawn().map_err(|source| McpError::Spawn {
-            server: config.name.clone(),
-            command: config.command.display().to_string(),
-            source,
-        })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(McpError::Initialize {
-                server: config.name.clone(),
-                detail: "its stdin or stdout is not a pipe".into(),
-                stderr: String::new(),
-            });
-        };
         let tail = Arc::new(Mutex::new(Vec::new()));
-        if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(keep_tail(stderr, Arc::clone(&tail)));
-        }
-        // rmcp drops a line longer than the bound without buffering it;
-        // the watch counts such lines, so a call left without its answer
-        // says why.
         let oversized = Oversized::default();
-        let stdout = LineWatch::new(stdout, config.max_message_bytes, oversized.clone());
-        let transport = AsyncRwTransport::new_client(stdout, stdin)
-            .with_max_line_length(config.max_message_bytes);
-        let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
+        let (started, child) = if let Some(endpoint) = &config.http {
+            let transport = http::transport(&config, endpoint)?;
+            let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
+            (started, None)
+        } else {
+            let (transport, child) = spawn(&config, &tail, &oversized)?;
+            let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
+            (started, Some(child))
+        };
         let service = match started {
             Ok(Ok(service)) => service,
             Ok(Err(e)) => {
@@ -244,11 +223,63 @@ impl McpServer {
             Ok(Err(ServiceError::TransportClosed)) => {
                 Err(CallError::Gone(stderr_note(&self.stderr).await))
             }
+            Ok(Err(ServiceError::TransportSend(e))) if http::too_large(&e) => {
+                Err(CallError::TooLarge(self.config.max_message_bytes))
+            }
             Ok(Err(e)) => Err(CallError::Transport(e.to_string())),
             Ok(Ok(result)) => serde_json::to_value(result)
                 .map_err(|e| CallError::Transport(format!("unreadable result: {e}"))),
         }
     }
+}
+
+/// The transport of a child process's pipes.
+type StdioTransport = AsyncRwTransport<RoleClient, LineWatch<ChildStdout>, ChildStdin>;
+
+/// Starts the server's process, its stdout watched for over-long lines
+/// and its stderr's tail kept in `tail`.
+fn spawn(
+    config: &ServerConfig,
+    tail: &Arc<Mutex<Vec<u8>>>,
+    oversized: &Oversized,
+) -> Result<(StdioTransport, Child), McpError> {
+    let mut command = Command::new(&config.command);
+    command.args(&config.args).env_clear();
+    for keep in ["PATH", "HOME"] {
+        if let Some(value) = std::env::var_os(keep) {
+            command.env(keep, value);
+        }
+    }
+    command
+        .envs(&config.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(cwd) = &config.cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command.spawn().map_err(|source| McpError::Spawn {
+        server: config.name.clone(),
+        command: config.command.display().to_string(),
+        source,
+    })?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(McpError::Initialize {
+            server: config.name.clone(),
+            detail: "its stdin or stdout is not a pipe".into(),
+            stderr: String::new(),
+        });
+    };
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(keep_tail(stderr, Arc::clone(tail)));
+    }
+    // rmcp drops a line longer than the bound without buffering it; the
+    // watch counts such lines, so a call left without its answer says why.
+    let stdout = LineWatch::new(stdout, config.max_message_bytes, oversized.clone());
+    let transport =
+        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(config.max_message_bytes);
+    Ok((transport, child))
 }
 
 /// Keeps the last [`STDERR_TAIL_BYTES`] of the server's stderr.

@@ -12,6 +12,7 @@ use crate::effect::{Hints, ToolEffect};
 use crate::error::McpError;
 use crate::result::to_loop_result;
 use crate::server::McpServer;
+use crate::supervised::Supervised;
 
 /// One listed tool: its names, effect and where the effect came from.
 #[derive(Debug, Clone)]
@@ -28,7 +29,8 @@ pub struct ToolListing {
 
 /// The tools of started MCP servers, ready to add to an agent
 /// (`AgentBuilder::tool` for each of [`McpToolset::tools`]). The servers
-/// live as long as the toolset or a tool of it.
+/// live as long as the toolset or a tool of it. A server that dies is
+/// restarted once, at the next call; a second death is final.
 #[derive(Debug)]
 pub struct McpToolset {
     tools: Vec<Tool>,
@@ -46,9 +48,10 @@ impl McpToolset {
         };
         let mut names = BTreeSet::new();
         for config in configs {
-            let server = Arc::new(McpServer::start(config).await?);
-            let listed = server.list_tools().await?;
-            let config = server.config().clone();
+            let started = McpServer::start(config).await?;
+            let listed = started.list_tools().await?;
+            let config = started.config().clone();
+            let server = Arc::new(Supervised::new(started));
             for named in config.tools.keys() {
                 if !listed.iter().any(|t| t.name == named.as_str()) {
                     return Err(McpError::UnknownTool {
@@ -85,7 +88,7 @@ impl McpToolset {
 }
 
 fn make_tool(
-    server: &Arc<McpServer>,
+    server: &Arc<Supervised>,
     config: &ServerConfig,
     tool: rmcp::model::Tool,
 ) -> Result<(Tool, ToolListing), McpError> {

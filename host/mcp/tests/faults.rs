@@ -220,3 +220,48 @@ async fn two_toolsets_of_one_config_run_their_own_processes() {
     assert!(two.to_string().contains("call 2"));
     assert!(other.to_string().contains("call 1"), "{other}");
 }
+
+#[tokio::test]
+async fn a_dead_server_is_restarted_once_and_a_second_death_is_final() {
+    use std::sync::Arc;
+    use verdict_providers::fake::{Script, ScriptedModel, ScriptedTurn};
+    if !python() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let set = McpToolset::start(vec![faulty("dies", &dir.path().join("log"))])
+        .await
+        .unwrap();
+    let mut turns: Vec<_> = (0..4)
+        .map(|i| ScriptedTurn::tool_call(format!("c{i}"), "fault__wait", json!({})))
+        .collect();
+    turns.push(ScriptedTurn::text("done"));
+    let model: Arc<dyn verdict_providers::Model> = Arc::new(ScriptedModel::new(Script::new(turns)));
+    let mut builder = verdict_agent::Agent::builder()
+        .model(model)
+        .model_name("scripted")
+        .max_iterations(8);
+    for tool in set.tools() {
+        builder = builder.tool(tool);
+    }
+    let response = builder
+        .build()
+        .unwrap()
+        .run("Wait four times.", verdict_agent::RunOptions::default())
+        .await
+        .unwrap();
+    let outcomes: Vec<String> = response
+        .tool_calls
+        .iter()
+        .map(|c| format!("{:?}", c.outcome))
+        .collect();
+    assert_eq!(outcomes.len(), 4, "{outcomes:?}");
+    assert!(outcomes[0].contains("the server is gone"), "{outcomes:?}");
+    assert!(outcomes[0].contains("dying at call 1"), "{outcomes:?}");
+    assert!(outcomes[1].contains("total 2"), "restarted: {outcomes:?}");
+    assert!(outcomes[2].contains("dying at call 3"), "{outcomes:?}");
+    assert!(
+        outcomes[3].contains("not restarted a second time"),
+        "{outcomes:?}"
+    );
+}

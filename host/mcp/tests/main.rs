@@ -7,5 +7,6 @@
 mod agent_loop;
 mod everything;
 mod faults;
+mod http;
 mod support;
 mod time;

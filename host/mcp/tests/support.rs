@@ -88,3 +88,57 @@ pub fn faulty(mode: &str, log: &Path) -> ServerConfig {
         .insert("FAULT_LOG".into(), log.display().to_string());
     config
 }
+
+/// server-everything in its streamable HTTP mode on a loopback port; the
+/// process is killed when the guard drops.
+pub struct HttpEverything {
+    child: std::process::Child,
+    /// The endpoint.
+    pub url: String,
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl HttpEverything {
+    /// A configuration of this server.
+    pub fn config(&self) -> ServerConfig {
+        ServerConfig::http("everything", self.url.clone())
+    }
+}
+
+/// Starts server-everything over streamable HTTP (`None`: not installed).
+pub fn everything_http() -> Option<HttpEverything> {
+    let script = bin("server-everything")?;
+    let preload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/loopback.cjs");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("node")
+        .arg("--require")
+        .arg(&preload)
+        .arg(&script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = HttpEverything {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(server);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("server-everything did not listen on {port}");
+}

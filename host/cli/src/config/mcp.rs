@@ -19,7 +19,8 @@ pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
 /// Most tools one server may be allowed to list.
 pub const MAX_TOOLS: usize = 100_000;
 
-/// `[mcp.NAME]`: one MCP server started as a child process over stdio.
+/// `[mcp.NAME]`: one MCP server started as a child process over stdio
+/// (`command`), or reached over streamable HTTP (`url`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpSection {
@@ -40,10 +41,17 @@ pub struct McpSection {
     /// Its working directory (resolved against the configuration's directory).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
-    /// A streamable HTTP endpoint: not supported yet (refused with a
-    /// clear error rather than ignored).
+    /// A streamable HTTP endpoint (`http://` or `https://`), instead of
+    /// `command`.
     #[serde(default)]
     pub url: Option<String>,
+    /// Headers sent with every HTTP request (with `url`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The variable of verdict's environment holding a bearer token for
+    /// the HTTP server (read when it starts; never written in the file).
+    #[serde(default)]
+    pub token_env: Option<String>,
     /// Tool names get `PREFIX__` in front (default: the server's name;
     /// `""` keeps the server's names).
     #[serde(default)]
@@ -115,18 +123,59 @@ impl McpSection {
                 "an MCP server's name is 1 to 64 letters, digits, '_' or '-' (it prefixes its tools' names)",
             ));
         }
-        if self.url.is_some() {
-            return Err(file.error(
-                &field("url"),
-                "streamable HTTP MCP servers are not supported yet: start the server as a child process with `command`",
-            ));
-        }
-        match &self.command {
-            None => return Err(file.error(at, "needs `command`: the program to start")),
-            Some(c) if c.trim().is_empty() => {
-                return Err(file.error(&field("command"), "must be nonempty"));
+        if let Some(url) = &self.url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(file.error(&field("url"), "an http:// or https:// URL"));
             }
-            Some(_) => {}
+            let stdio = [
+                ("command", self.command.is_some()),
+                ("args", !self.args.is_empty()),
+                ("env", !self.env.is_empty()),
+                ("env_pass", !self.env_pass.is_empty()),
+                ("cwd", self.cwd.is_some()),
+            ];
+            if let Some((f, _)) = stdio.iter().find(|(_, set)| *set) {
+                return Err(file.error(
+                    &field(f),
+                    "a server with `url` is reached over HTTP: it has no command, args, env, env_pass or cwd",
+                ));
+            }
+            for name in self.headers.keys() {
+                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+                    return Err(
+                        file.error(&field("headers"), format!("{name:?} is not a header name"))
+                    );
+                }
+            }
+            if let Some(var) = &self.token_env
+                && (var.is_empty() || var.contains('='))
+            {
+                return Err(file.error(
+                    &field("token_env"),
+                    format!("{var:?} is not a variable name"),
+                ));
+            }
+        } else {
+            for (f, set) in [
+                ("headers", !self.headers.is_empty()),
+                ("token_env", self.token_env.is_some()),
+            ] {
+                if set {
+                    return Err(file.error(&field(f), "only a server with `url` (HTTP) has it"));
+                }
+            }
+            match &self.command {
+                None => {
+                    return Err(file.error(
+                        at,
+                        "needs `command` (the program to start) or `url` (an HTTP endpoint)",
+                    ));
+                }
+                Some(c) if c.trim().is_empty() => {
+                    return Err(file.error(&field("command"), "must be nonempty"));
+                }
+                Some(_) => {}
+            }
         }
         if let Some(prefix) = &self.prefix
             && !prefix.is_empty()
@@ -189,6 +238,13 @@ impl McpSection {
             PathBuf::from(command)
         };
         let mut config = ServerConfig::stdio(name, program, self.args.clone());
+        if let Some(url) = &self.url {
+            config = ServerConfig::http(name, url.clone());
+            if let Some(endpoint) = config.http.as_mut() {
+                endpoint.headers = self.headers.clone();
+                endpoint.token_env = self.token_env.clone();
+            }
+        }
         config.env = self.env.clone();
         for var in &self.env_pass {
             let value = std::env::var(var)
