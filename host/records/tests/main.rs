@@ -6,3 +6,4 @@
 
 mod durability;
 mod record_replay;
+mod timer_replay;
