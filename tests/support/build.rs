@@ -24,6 +24,7 @@ const GUESTS: &[&str] = &[
     "hostile-wasi-deny",
     "hostile-read-many",
     "hostile-host-calls",
+    "hostile-timer-race",
     "packet-echo",
 ];
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use verdict_policy::{CheckPacket, PacketParts, Verdict};
 use verdict_sandbox::{
     ArtifactData, ArtifactError, ArtifactOp, CallMetrics, CallTrace, CheckError, ClockRun, Limits,
-    SEED_BYTES,
+    MAX_TIMER_RUNS, SEED_BYTES, TimerOp,
 };
 
 /// The `format` of the records this version writes and reads.
@@ -76,6 +76,87 @@ pub enum RecordedArtifactOp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ids: Option<Vec<String>>,
     },
+}
+
+/// One run of questions about the guest's timers (`wasi:clocks`
+/// subscriptions) and their answer, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RecordedTimerOp {
+    /// `pollable.ready()`, answered `ready`, `count` times in a row.
+    Ready {
+        /// The answer.
+        ready: bool,
+        /// Questions in the run.
+        count: u32,
+    },
+    /// `pollable.block()` returned, `count` times in a row.
+    Block {
+        /// Questions in the run.
+        count: u32,
+    },
+    /// `poll` of `asked` pollables (a timer among them) answered with the
+    /// indices `ready`, `count` times in a row.
+    Poll {
+        /// The length of the list polled.
+        asked: u32,
+        /// The indices answered ready.
+        ready: Vec<u32>,
+        /// Questions in the run.
+        count: u32,
+    },
+}
+
+impl From<&TimerOp> for RecordedTimerOp {
+    fn from(op: &TimerOp) -> Self {
+        match op {
+            TimerOp::Ready { ready, count } => Self::Ready {
+                ready: *ready,
+                count: *count,
+            },
+            TimerOp::Block { count } => Self::Block { count: *count },
+            TimerOp::Poll {
+                asked,
+                ready,
+                count,
+            } => Self::Poll {
+                asked: *asked,
+                ready: ready.clone(),
+                count: *count,
+            },
+        }
+    }
+}
+
+impl RecordedTimerOp {
+    /// The sandbox's entry, or why it cannot be one.
+    fn to_op(&self) -> Result<TimerOp, String> {
+        let op = match self {
+            Self::Ready { ready, count } => TimerOp::Ready {
+                ready: *ready,
+                count: *count,
+            },
+            Self::Block { count } => TimerOp::Block { count: *count },
+            Self::Poll {
+                asked,
+                ready,
+                count,
+            } => {
+                if ready.is_empty() || ready.iter().any(|i| i >= asked) {
+                    return Err(format!("a poll of {asked} answered {ready:?}"));
+                }
+                TimerOp::Poll {
+                    asked: *asked,
+                    ready: ready.clone(),
+                    count: *count,
+                }
+            }
+        };
+        if op.count() == 0 {
+            return Err("a run of 0 questions".into());
+        }
+        Ok(op)
+    }
 }
 
 /// What the call answered.
@@ -187,6 +268,11 @@ pub struct CheckRecord {
     pub seed: String,
     /// Every artifact operation, in order.
     pub artifacts: Vec<RecordedArtifactOp>,
+    /// Every question about a timer and its answer, in runs (at most
+    /// [`MAX_TIMER_RUNS`]). Absent from records written before timers were
+    /// taped (same format): replaying one, timers answer live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timers: Option<Vec<RecordedTimerOp>>,
     /// The answer.
     pub answer: RecordedAnswer,
     /// What the call used.
@@ -280,6 +366,11 @@ impl RecordInput {
             },
             seed: hex::encode(self.trace.seed),
             artifacts,
+            timers: self
+                .trace
+                .timers
+                .as_ref()
+                .map(|ops| ops.iter().map(RecordedTimerOp::from).collect()),
             answer: self.answer,
             metrics: self.metrics,
             complete: self.trace.complete,
@@ -397,6 +488,21 @@ impl CheckRecord {
             .iter()
             .map(|&(nanos, count)| ClockRun { nanos, count })
             .collect();
+        trace.timers = match &self.timers {
+            None => None,
+            Some(ops) if ops.len() > MAX_TIMER_RUNS => {
+                return Err(bad(format!(
+                    "timers: {} runs, at most {MAX_TIMER_RUNS}",
+                    ops.len()
+                )));
+            }
+            Some(ops) => Some(
+                ops.iter()
+                    .map(RecordedTimerOp::to_op)
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| bad(format!("timers: {e}")))?,
+            ),
+        };
         for op in &self.artifacts {
             trace.artifacts.push(match op {
                 RecordedArtifactOp::Read {

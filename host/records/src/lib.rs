@@ -48,7 +48,7 @@ pub use dir::{RecordDir, is_check_id};
 pub use error::RecordError;
 pub use format::{
     CheckRecord, RECORD_FORMAT, RecordInput, RecordRole, RecordedAnswer, RecordedArtifactOp,
-    RecordedClock, RecordedMetrics, RecordedVerifier,
+    RecordedClock, RecordedMetrics, RecordedTimerOp, RecordedVerifier,
 };
 pub use recording::{Recorded, RecordingChecker, check_id, check_recorded, progress_key_recorded};
 pub use replay::{Difference, ReplayOutcome, differences, recorded_component, replay};

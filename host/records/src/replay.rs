@@ -6,12 +6,14 @@ use crate::error::RecordError;
 use crate::format::{CheckRecord, RecordRole, RecordedAnswer};
 use std::sync::Arc;
 use verdict_policy::CheckContext;
-use verdict_sandbox::{LoadedVerifier, MemoryStore, Tape, Tenant};
+use verdict_sandbox::{LoadedVerifier, MemoryStore, Tape, TapeMismatch, Tenant};
 
 /// One field whose replayed value differs from the recorded one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Difference {
-    /// `answer`, `complete`, `reason`, `feedback`, `key` or `error`.
+    /// `answer`, `complete`, `reason`, `feedback`, `key`, `error`, or
+    /// `tape` (the replay's questions about its timers left the recorded
+    /// ones: [`TapeMismatch`]).
     pub field: String,
     /// The recorded value.
     pub recorded: String,
@@ -78,7 +80,7 @@ pub async fn replay(
         Arc::new(MemoryStore::new()),
     );
     let ctx = CheckContext::new();
-    let (answer, fuel_used) = match record.role {
+    let (answer, fuel_used, mismatch) = match record.role {
         RecordRole::Completion => {
             let taped = verifier
                 .check_taped(&tenant, &packet, &ctx, Tape::Replay(&trace))
@@ -86,6 +88,7 @@ pub async fn replay(
             (
                 RecordedAnswer::of_verdict(&taped.report.result),
                 taped.report.metrics.fuel_used,
+                taped.trace.mismatch,
             )
         }
         RecordRole::Progress => {
@@ -95,15 +98,35 @@ pub async fn replay(
             (
                 RecordedAnswer::of_key(&taped.report.result),
                 taped.report.metrics.fuel_used,
+                taped.trace.mismatch,
             )
         }
     };
+    let mut differences = differences(&record.answer, &answer);
+    if let Some(mismatch) = mismatch.filter(|m| counts(m, record.complete)) {
+        differences.push(Difference {
+            field: "tape".into(),
+            recorded: "the recorded timer questions".into(),
+            replayed: mismatch.to_string(),
+        });
+    }
     Ok(ReplayOutcome {
-        differences: differences(&record.answer, &answer),
+        differences,
         answer,
         fuel_used,
         verifier: verifier.digest().to_owned(),
     })
+}
+
+/// Whether a replay's tape mismatch is a difference: always, except for a
+/// record stopped at its deadline (`complete` false), whose tape may end
+/// before the guest's questions did.
+fn counts(mismatch: &TapeMismatch, complete: bool) -> bool {
+    complete
+        || !matches!(
+            mismatch,
+            TapeMismatch::Unrecorded { .. } | TapeMismatch::Unasked { .. }
+        )
 }
 
 fn kind(answer: &RecordedAnswer) -> String {

@@ -7,3 +7,4 @@
 mod backlog;
 mod durability;
 mod record_replay;
+mod timer_replay;

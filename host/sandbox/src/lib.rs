@@ -60,7 +60,10 @@ pub use load::compile_child::{ChildCompiler, CompileIn, compile_child_main};
 pub use load::component::{Role, WasmKind};
 pub use load::imports::ALLOWED_IMPORTS;
 pub use store::clock::CLOCK_RESOLUTION;
-pub use store::tape::{ArtifactOp, CallTrace, ClockRun, MAX_CLOCK_RUNS, SEED_BYTES, draw_seed};
+pub use store::tape::{
+    ArtifactOp, CallTrace, ClockRun, MAX_CLOCK_RUNS, MAX_TIMER_RUNS, SEED_BYTES, TapeMismatch,
+    TimerOp, draw_seed,
+};
 pub use tenant::{DEFAULT_READY_INSTANCES, MAX_READY_INSTANCES, Tenant};
 pub use verifier::LoadedVerifier;
 pub use verifier::call::{CallMetrics, CallReport, CallStages};

@@ -4,6 +4,7 @@
 
 use crate::bindings::ApiVersion;
 use crate::store::clock::VirtualClocks;
+use crate::store::poll::TapedPoll;
 use crate::store::state::StoreState;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
@@ -29,7 +30,8 @@ pub(crate) fn build(engine: &Engine) -> wasmtime::Result<Linker<StoreState>> {
     }
 
     io::error::add_to_linker::<StoreState, HasIo>(&mut l, StoreState::io_table)?;
-    io::poll::add_to_linker::<StoreState, HasIo>(&mut l, StoreState::io_table)?;
+    // Timers of a taped call answer from its tape (crate::store::poll).
+    io::poll::add_to_linker::<StoreState, TapedPoll>(&mut l, StoreState::poll_view)?;
     io::streams::add_to_linker::<StoreState, HasIo>(&mut l, StoreState::io_table)?;
 
     clocks::wall_clock::add_to_linker::<StoreState, VirtualClocks>(

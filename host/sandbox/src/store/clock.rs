@@ -10,7 +10,9 @@
 //! - `resolution` is [`CLOCK_RESOLUTION`] for both;
 //! - a sleep (`subscribe-duration` / `subscribe-instant`, then `poll` or
 //!   `block`) waits at most until the call's deadline: a guest sleeping past
-//!   it is stopped there with `timeout`, whatever it asked for.
+//!   it is stopped there with `timeout`, whatever it asked for. When the
+//!   call is taped, whether a sleep is over is on the tape
+//!   ([`crate::store::poll`]).
 
 use crate::call::timer::{SleepUntil, Timers};
 use crate::store::tape::TapeState;
@@ -116,6 +118,16 @@ pub(crate) struct ClockView<'a> {
     pub(crate) tape: Option<&'a mut TapeState>,
 }
 
+impl ClockView<'_> {
+    /// Tells the tape that `timer` is a timer: its readiness is taped
+    /// ([`crate::store::poll`]).
+    fn taped(&mut self, timer: &Resource<DynPollable>) {
+        if let Some(tape) = self.tape.as_deref_mut() {
+            tape.timer_subscribed(timer.rep());
+        }
+    }
+}
+
 impl wall_clock::Host for ClockView<'_> {
     fn now(&mut self) -> wasmtime::Result<wall_clock::Datetime> {
         Ok(wall_clock::Datetime {
@@ -150,7 +162,9 @@ impl monotonic_clock::Host for ClockView<'_> {
         when: monotonic_clock::Instant,
     ) -> wasmtime::Result<Resource<DynPollable>> {
         let at = self.clock.started.checked_add(Duration::from_nanos(when));
-        self.clock.sleep_until(self.table, at)
+        let timer = self.clock.sleep_until(self.table, at)?;
+        self.taped(&timer);
+        Ok(timer)
     }
 
     fn subscribe_duration(
@@ -158,7 +172,9 @@ impl monotonic_clock::Host for ClockView<'_> {
         duration: monotonic_clock::Duration,
     ) -> wasmtime::Result<Resource<DynPollable>> {
         let at = Instant::now().checked_add(Duration::from_nanos(duration));
-        self.clock.sleep_until(self.table, at)
+        let timer = self.clock.sleep_until(self.table, at)?;
+        self.taped(&timer);
+        Ok(timer)
     }
 }
 

@@ -1,11 +1,13 @@
 //! A call's store: its [`state`] (the data every host import sees), the
 //! memory and table [`limiter`], the deny-all WASI context ([`deny`]), the
-//! virtual [`clock`]s, the bounded [`stderr`] capture, and the [`tape`] of
-//! what a recorded or replayed call sees from outside.
+//! virtual [`clock`]s, the bounded [`stderr`] capture, the [`tape`] of
+//! what a recorded or replayed call sees from outside, and the taped
+//! readiness of its timers ([`poll`]).
 
 pub(crate) mod clock;
 pub(crate) mod deny;
 pub(crate) mod limiter;
+pub(crate) mod poll;
 pub(crate) mod state;
 pub(crate) mod stderr;
 pub(crate) mod tape;

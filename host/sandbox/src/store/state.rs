@@ -8,6 +8,7 @@ use crate::limits::Limits;
 use crate::store::clock::{CallClock, ClockView};
 use crate::store::deny::DenyHttp;
 use crate::store::limiter::CallLimiter;
+use crate::store::poll::PollView;
 use crate::store::stderr::TailPipe;
 use crate::store::tape::{ArtifactOp, CallTrace, TapeState};
 use std::sync::Arc;
@@ -194,9 +195,17 @@ impl StoreState {
         }
     }
 
+    /// `wasi:io/poll`'s view: the table, and the tape for the timers.
+    pub(crate) fn poll_view(&mut self) -> PollView<'_> {
+        PollView {
+            table: &mut self.table,
+            tape: self.tape.as_deref_mut(),
+        }
+    }
+
     /// What the call saw from outside, when it was recorded or replayed.
     pub(crate) fn take_trace(&mut self) -> Option<CallTrace> {
-        self.tape.take().map(|tape| tape.trace)
+        self.tape.take().map(|tape| tape.into_trace())
     }
 
     /// Checks cancellation and the deadline; records which one fired.
