@@ -252,3 +252,28 @@ fn a_torn_record_file_is_reported_and_the_batch_goes_on() {
     assert!(out.contains("unreadable"), "{out}");
     assert!(out.contains("1 of 2 identical"), "{out}");
 }
+
+#[test]
+fn a_record_asking_for_a_year_is_refused_and_the_batch_goes_on() {
+    use verdict::records::{CheckRecord, sha256_hex};
+    let setup = Setup::new();
+    let hostile = recorded_check(&setup);
+    let fine = recorded_check(&setup);
+    let mut r: CheckRecord = serde_json::from_slice(&std::fs::read(&hostile).unwrap()).unwrap();
+    r.limits.timeout_ms = 365 * 24 * 3_600_000;
+    r.integrity = String::new();
+    r.integrity = sha256_hex(&serde_json::to_vec(&r).unwrap());
+    std::fs::write(&hostile, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+    let (code, out) = replay(
+        &setup,
+        &[
+            hostile.to_str().unwrap(),
+            fine.to_str().unwrap(),
+            "--allow-unanchored",
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("refused"), "{out}");
+    assert!(out.contains("timeout_ms is 31536000000"), "{out}");
+    assert!(out.contains("1 of 2 identical"), "{out}");
+}

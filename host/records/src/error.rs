@@ -52,6 +52,17 @@ pub enum RecordError {
         /// The queue's bound.
         budget: usize,
     },
+    /// A record's limits are outside what a sandbox accepts (a hostile or
+    /// corrupt record): nothing was run.
+    #[error(
+        "record {id}: its limits are refused ({source}); a replay runs only within the limits a host accepts"
+    )]
+    Limits {
+        /// The record's id.
+        id: String,
+        /// The field out of range.
+        source: verdict_sandbox::LimitsError,
+    },
     /// The recorder's writer thread is gone (it panicked, or the recorder
     /// was shut down).
     #[error("the record writer stopped: {0}")]

@@ -51,5 +51,8 @@ pub use format::{
     RecordedClock, RecordedMetrics, RecordedTimerOp, RecordedVerifier,
 };
 pub use recording::{Recorded, RecordingChecker, check_id, check_recorded, progress_key_recorded};
-pub use replay::{Difference, ReplayOutcome, differences, recorded_component, replay};
+pub use replay::{
+    Difference, MAX_REPLAY_FUEL, ReplayOutcome, default_replay_caps, differences,
+    recorded_component, replay, replay_limits, replay_within,
+};
 pub use writer::{DEFAULT_QUEUE_BYTES, Recorder, RecorderOptions, WhenFull};

@@ -6,7 +6,81 @@ use crate::error::RecordError;
 use crate::format::{CheckRecord, RecordRole, RecordedAnswer};
 use std::sync::Arc;
 use verdict_policy::CheckContext;
-use verdict_sandbox::{LoadedVerifier, MemoryStore, Tape, TapeMismatch, Tenant};
+use verdict_sandbox::{Limits, LoadedVerifier, MemoryStore, Tape, TapeMismatch, Tenant};
+
+/// Most fuel a replay gives a call by default (100 times the default
+/// budget): a record asking for more is run with this much.
+pub const MAX_REPLAY_FUEL: u64 = 100_000_000_000;
+
+/// The limits a replay runs within by default: every limit's largest
+/// accepted value ([`Limits::MAX_TIMEOUT_MS`], ...), fuel
+/// [`MAX_REPLAY_FUEL`].
+pub fn default_replay_caps() -> Limits {
+    Limits {
+        fuel: MAX_REPLAY_FUEL,
+        timeout_ms: Limits::MAX_TIMEOUT_MS,
+        memory_bytes: Limits::MAX_MEMORY_BYTES,
+        artifact_bytes_per_read: Limits::MAX_ARTIFACT_BYTES,
+        artifact_reads_per_call: Limits::MAX_ARTIFACT_OPS,
+        list_max_entries: Limits::MAX_ARTIFACT_OPS,
+        table_elements: Limits::MAX_TABLE_ELEMENTS,
+        instances: Limits::MAX_INSTANCES,
+    }
+}
+
+/// The limits `record` is replayed under: its own, refused when one is out
+/// of a sandbox's range ([`Limits::validate`]), each cut to `caps`. Also
+/// the names of the fields that were cut (a replay of a cut record that
+/// needed more answers differently, and says so).
+pub fn replay_limits(
+    record: &CheckRecord,
+    caps: &Limits,
+) -> Result<(Limits, Vec<&'static str>), RecordError> {
+    let given = record.limits;
+    given.validate().map_err(|source| RecordError::Limits {
+        id: record.id.clone(),
+        source,
+    })?;
+    let mut cut = Vec::new();
+    let mut cap = |field: &'static str, value: u64, max: u64| {
+        if value > max {
+            cut.push(field);
+        }
+        value.min(max)
+    };
+    let small = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let limits = Limits {
+        fuel: cap("fuel", given.fuel, caps.fuel),
+        timeout_ms: cap("timeout_ms", given.timeout_ms, caps.timeout_ms),
+        memory_bytes: cap("memory_bytes", given.memory_bytes, caps.memory_bytes),
+        artifact_bytes_per_read: cap(
+            "artifact_bytes_per_read",
+            given.artifact_bytes_per_read,
+            caps.artifact_bytes_per_read,
+        ),
+        artifact_reads_per_call: small(cap(
+            "artifact_reads_per_call",
+            given.artifact_reads_per_call.into(),
+            caps.artifact_reads_per_call.into(),
+        )),
+        list_max_entries: small(cap(
+            "list_max_entries",
+            given.list_max_entries.into(),
+            caps.list_max_entries.into(),
+        )),
+        table_elements: small(cap(
+            "table_elements",
+            given.table_elements.into(),
+            caps.table_elements.into(),
+        )),
+        instances: small(cap(
+            "instances",
+            given.instances.into(),
+            caps.instances.into(),
+        )),
+    };
+    Ok((limits, cut))
+}
 
 /// One field whose replayed value differs from the recorded one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +106,8 @@ pub struct ReplayOutcome {
     pub fuel_used: u64,
     /// The digest of the verifier replayed.
     pub verifier: String,
+    /// The record's limits that were cut to the replay's caps.
+    pub capped: Vec<&'static str>,
 }
 
 impl ReplayOutcome {
@@ -54,13 +130,27 @@ pub fn recorded_component(record: &CheckRecord, cas: &Cas) -> Result<Vec<u8>, Re
 /// must be the recorded one (its digest is checked); without, it is
 /// another build of it (regression testing against old records).
 /// Artifact bytes come from `cas`, each checked against its recorded hash.
+/// The record's limits are checked and cut to [`default_replay_caps`]
+/// ([`replay_within`] takes other caps).
 pub async fn replay(
     record: &CheckRecord,
     cas: &Cas,
     verifier: &LoadedVerifier,
     same_build: bool,
 ) -> Result<ReplayOutcome, RecordError> {
+    replay_within(record, cas, verifier, same_build, &default_replay_caps()).await
+}
+
+/// [`replay`] within `caps` ([`replay_limits`]).
+pub async fn replay_within(
+    record: &CheckRecord,
+    cas: &Cas,
+    verifier: &LoadedVerifier,
+    same_build: bool,
+    caps: &Limits,
+) -> Result<ReplayOutcome, RecordError> {
     record.verify()?;
+    let (limits, capped) = replay_limits(record, caps)?;
     if same_build && verifier.digest() != record.verifier.digest {
         return Err(RecordError::Tampered {
             what: "verifier".into(),
@@ -74,11 +164,7 @@ pub async fn replay(
     let trace = record.trace(cas)?;
     let packet = record.check_packet()?;
     // The trace answers every artifact read: the tenant's store is unused.
-    let tenant = Tenant::new(
-        record.tenant.clone(),
-        record.limits,
-        Arc::new(MemoryStore::new()),
-    );
+    let tenant = Tenant::new(record.tenant.clone(), limits, Arc::new(MemoryStore::new()));
     let ctx = CheckContext::new();
     let (answer, fuel_used, mismatch) = match record.role {
         RecordRole::Completion => {
@@ -115,6 +201,7 @@ pub async fn replay(
         answer,
         fuel_used,
         verifier: verifier.digest().to_owned(),
+        capped,
     })
 }
 

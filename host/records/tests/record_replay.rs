@@ -366,3 +366,45 @@ async fn another_build_shows_its_changed_answers() {
         Err(RecordError::Tampered { .. })
     ));
 }
+
+/// A hostile record asking for a year of timeout is refused before
+/// anything runs; one asking for 10^18 fuel (a value a sandbox accepts)
+/// runs with the replay's cap and says so; one within the caps replays
+/// unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_s_limits_are_checked_and_capped_by_the_replayer() {
+    let (dir, path, verifier) = one_record().await;
+    let cas = RecordDir::new(dir.path()).cas();
+    let record = CheckRecord::load(&path).unwrap();
+    let outcome = replay(&record, &cas, &verifier, true).await.unwrap();
+    assert!(outcome.identical() && outcome.capped.is_empty());
+
+    edit(&path, |v| {
+        v["limits"]["timeout_ms"] = (365u64 * 24 * 3_600_000).into();
+        v["limits"]["fuel"] = 1_000_000_000_000_000_000u64.into();
+    });
+    reseal(&path);
+    let record = CheckRecord::load(&path).unwrap();
+    let err = replay(&record, &cas, &verifier, true).await.unwrap_err();
+    assert!(
+        matches!(&err, RecordError::Limits { source, .. } if source.field == "timeout_ms"),
+        "{err}"
+    );
+
+    edit(&path, |v| v["limits"]["timeout_ms"] = 1_000.into());
+    reseal(&path);
+    let record = CheckRecord::load(&path).unwrap();
+    let outcome = replay(&record, &cas, &verifier, true).await.unwrap();
+    assert_eq!(outcome.capped, vec!["fuel"]);
+    assert!(outcome.identical(), "{:?}", outcome.differences);
+    // A replayer's own, smaller caps win.
+    let caps = Limits {
+        fuel: 10,
+        ..verdict_records::default_replay_caps()
+    };
+    let outcome = verdict_records::replay_within(&record, &cas, &verifier, true, &caps)
+        .await
+        .unwrap();
+    assert_eq!(outcome.capped, vec!["fuel"]);
+    assert!(!outcome.identical(), "10 fuel cannot answer the same");
+}

@@ -174,19 +174,29 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<Exit> {
         };
         let same_build = other.is_none();
         match runtime.block_on(replay(&record, &cas, verifier, same_build)) {
-            Ok(outcome) => rows.push(Row {
-                id: record.id.clone(),
-                recorded: word(&record.answer),
-                replayed: word(&outcome.answer),
-                status: match (&unanchored, outcome.identical()) {
-                    (Some(_), true) => "identical (unanchored)".into(),
-                    (Some(_), false) => "changed (unanchored)".into(),
-                    (None, true) => "identical".into(),
-                    (None, false) => "changed".into(),
-                },
-                differences: outcome.differences,
-            }),
+            Ok(outcome) => {
+                if !outcome.capped.is_empty() {
+                    crate::stdout::note_line(format_args!(
+                        "warning: record {} asks for more than a replay gives ({}): replayed with the replay's caps",
+                        record.id,
+                        outcome.capped.join(", ")
+                    ));
+                }
+                rows.push(Row {
+                    id: record.id.clone(),
+                    recorded: word(&record.answer),
+                    replayed: word(&outcome.answer),
+                    status: match (&unanchored, outcome.identical()) {
+                        (Some(_), true) => "identical (unanchored)".into(),
+                        (Some(_), false) => "changed (unanchored)".into(),
+                        (None, true) => "identical".into(),
+                        (None, false) => "changed".into(),
+                    },
+                    differences: outcome.differences,
+                });
+            }
             Err(e @ RecordError::Tampered { .. }) => rows.push(broken(path, "tampered", &e)),
+            Err(e @ RecordError::Limits { .. }) => rows.push(broken(path, "refused", &e)),
             Err(e) => return Err(e.into()),
         }
     }
