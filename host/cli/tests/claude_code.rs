@@ -20,7 +20,7 @@ fn root() -> PathBuf {
 
 /// The installed `claude`, or `None` (SKIPPED) unless
 /// `VERDICT_REQUIRE_CLAUDE_CODE=1`.
-fn claude() -> Option<PathBuf> {
+pub(crate) fn claude() -> Option<PathBuf> {
     let script = root().join("scripts/claude-code.sh");
     let ok = Command::new("bash")
         .arg(&script)
