@@ -20,6 +20,7 @@ use crate::config::ServerConfig;
 use crate::error::McpError;
 use crate::http;
 use crate::lines::{LineWatch, Oversized};
+use crate::notices::{ToolsChanged, Watched};
 
 /// The most bytes of a server's stderr kept (its tail), for error messages.
 pub const STDERR_TAIL_BYTES: usize = 16 * 1024;
@@ -32,6 +33,8 @@ pub struct McpServer {
     service: RunningService<RoleClient, ()>,
     stderr: Arc<Mutex<Vec<u8>>>,
     oversized: Oversized,
+    /// Marked when the server sends `notifications/tools/list_changed`.
+    tools_changed: ToolsChanged,
     /// Held so the process lives as long as the server (killed on drop);
     /// none over HTTP.
     _child: Option<Child>,
@@ -81,12 +84,15 @@ impl McpServer {
     pub async fn start(config: ServerConfig) -> Result<Self, McpError> {
         let tail = Arc::new(Mutex::new(Vec::new()));
         let oversized = Oversized::default();
+        let tools_changed = ToolsChanged::default();
         let (started, child) = if let Some(endpoint) = &config.http {
-            let transport = http::transport(&config, endpoint)?;
+            let transport =
+                Watched::new(http::transport(&config, endpoint)?, tools_changed.clone());
             let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
             (started, None)
         } else {
             let (transport, child) = spawn(&config, &tail, &oversized)?;
+            let transport = Watched::new(transport, tools_changed.clone());
             let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
             (started, Some(child))
         };
@@ -112,6 +118,7 @@ impl McpServer {
             service,
             stderr: tail,
             oversized,
+            tools_changed,
             _child: child,
         })
     }
@@ -124,6 +131,17 @@ impl McpServer {
     /// The configuration it was started with.
     pub fn config(&self) -> &ServerConfig {
         &self.config
+    }
+
+    /// Whether the server said its tool list changed since the last time
+    /// this was asked (`notifications/tools/list_changed`); clears it.
+    pub fn take_tools_changed(&self) -> bool {
+        self.tools_changed.take()
+    }
+
+    /// Marks the tool list changed again (a refresh that failed retries).
+    pub(crate) fn mark_tools_changed(&self) {
+        self.tools_changed.mark();
     }
 
     /// The protocol version the server answered `initialize` with.

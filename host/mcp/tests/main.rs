@@ -8,5 +8,6 @@ mod agent_loop;
 mod everything;
 mod faults;
 mod http;
+mod list_changed;
 mod support;
 mod time;
