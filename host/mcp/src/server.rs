@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, Tool as McpTool};
+use rmcp::model::{
+    CallToolRequestParams, ClientConfig, PaginatedRequestParams, ProtocolVersion, Tool as McpTool,
+};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Value, json};
@@ -30,7 +32,7 @@ const MAX_LIST_PAGES: usize = 1000;
 /// A started, initialized MCP server. Dropping it kills the process.
 pub struct McpServer {
     pub(crate) config: ServerConfig,
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, ClientConfig>,
     stderr: Arc<Mutex<Vec<u8>>>,
     oversized: Oversized,
     /// Marked when the server sends `notifications/tools/list_changed`.
@@ -88,12 +90,14 @@ impl McpServer {
         let (started, child) = if let Some(endpoint) = &config.http {
             let transport =
                 Watched::new(http::transport(&config, endpoint)?, tools_changed.clone());
-            let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
+            let started =
+                tokio::time::timeout(config.start_timeout, client_config().serve(transport)).await;
             (started, None)
         } else {
             let (transport, child) = spawn(&config, &tail, &oversized)?;
             let transport = Watched::new(transport, tools_changed.clone());
-            let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
+            let started =
+                tokio::time::timeout(config.start_timeout, client_config().serve(transport)).await;
             (started, Some(child))
         };
         let service = match started {
@@ -249,6 +253,14 @@ impl McpServer {
                 .map_err(|e| CallError::Transport(format!("unreadable result: {e}"))),
         }
     }
+}
+
+/// What the client says in `initialize`: the newest protocol version that
+/// still has the `initialize` handshake (rmcp's default, `2026-07-28`, has
+/// none and scopes `tools/list_changed` to listen streams; offering it in an
+/// `initialize` failed the conformance suite's `initialize` scenario).
+fn client_config() -> ClientConfig {
+    ClientConfig::default().with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 /// The transport of a child process's pipes.

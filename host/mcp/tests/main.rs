@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod agent_loop;
+mod conformance;
 mod everything;
 mod faults;
 mod http;
