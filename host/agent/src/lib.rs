@@ -26,5 +26,5 @@ pub use tools::{
     AfterToolHook, AskFn, AsyncSettler, BeforeTool, BeforeToolHook, DEFAULT_DEADLINE,
     ExecutionReceipt, Hooks, PendingResult, PermissionPolicy, PermissionRule, Prepared,
     SettledCall, Suspension, Tool, ToolContext, ToolDefinitionError, ToolError, ToolManager,
-    ToolOutcome, ToolReturn, ToolRun, sanitize_error,
+    ToolOutcome, ToolReturn, ToolRun, ToolSource, sanitize_error,
 };

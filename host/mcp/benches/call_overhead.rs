@@ -1,28 +1,81 @@
-//! Per-call overhead of an MCP tool: server-everything's `echo` over stdio
-//! and over streamable HTTP (loopback) against a built-in Rust echo, one
-//! run, printed as a table. Needs `scripts/mcp-dev.sh install`.
+//! Per-call overhead of a tool through the loop's `ToolManager` (argument
+//! validation, permission, deadline, outcome and receipt): a built-in Rust
+//! echo, and server-everything's `echo` over stdio and over streamable
+//! HTTP (loopback), each a `verdict_agent::Tool` executed the same way, in
+//! one run, printed as a table (p50 and mean per call). Needs
+//! `scripts/mcp-dev.sh install`; run with
+//! `cargo bench -p verdict-mcp --bench call_overhead` (release profile).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use verdict_mcp::{McpServer, ServerConfig};
+use serde_json::json;
+use verdict_agent::{Tool, ToolManager, ToolOutcome};
+use verdict_mcp::{McpToolset, ServerConfig};
 use verdict_policy::CancelHandle;
+use verdict_providers::ToolCall;
 
-const CALLS: u32 = 300;
+const WARMUP: usize = 30;
+const CALLS: usize = 500;
 
-async fn builtin_echo(args: Value) -> Value {
-    json!({"content": [{"type": "text", "text": format!("Echo: {}", args["message"])}]})
+/// The built-in twin of server-everything's `echo`.
+fn builtin_echo() -> Tool {
+    Tool::new(
+        "builtin__echo",
+        json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+        |args, _ctx| async move {
+            Ok(json!({"content": [{"type": "text", "text": format!("Echo: {}", args["message"])}]}))
+        },
+    )
+    .unwrap()
 }
 
-fn report(name: &str, total: Duration) {
-    let per = total / CALLS;
+/// Times `CALLS` executions of `name` through `manager`; prints p50 and mean.
+async fn measure(label: &str, manager: &ToolManager, name: &str) {
+    let cancel = CancelHandle::new();
+    let tool = Arc::clone(manager.get(name).unwrap());
+    let call = ToolCall {
+        id: "bench".into(),
+        name: name.into(),
+        arguments: json!({"message": "ping"}),
+        signature: None,
+    };
+    let mut times = Vec::with_capacity(CALLS);
+    for i in 0..WARMUP + CALLS {
+        let start = Instant::now();
+        let settled = manager
+            .execute(call.clone(), Some(Arc::clone(&tool)), &cancel)
+            .await;
+        let took = start.elapsed();
+        assert!(
+            matches!(&settled.outcome, ToolOutcome::Succeeded { value } if value.to_string().contains("ping")),
+            "{:?}",
+            settled.outcome
+        );
+        if i >= WARMUP {
+            times.push(took);
+        }
+    }
+    times.sort();
+    let mean = times.iter().sum::<Duration>() / u32::try_from(CALLS).unwrap();
+    let p50 = times[CALLS / 2];
     println!(
-        "| {name:<28} | {CALLS:>5} | {:>10.1} |",
-        per.as_secs_f64() * 1e6
+        "| {label:<30} | {CALLS:>5} | {:>10.1} | {:>10.1} |",
+        p50.as_secs_f64() * 1e6,
+        mean.as_secs_f64() * 1e6
     );
+}
+
+async fn manager_of(config: ServerConfig) -> (ToolManager, McpToolset) {
+    let set = McpToolset::start(vec![config]).await.unwrap();
+    let mut manager = ToolManager::new();
+    for tool in set.tools() {
+        manager.register(tool).unwrap();
+    }
+    (manager, set)
 }
 
 #[tokio::main]
@@ -32,33 +85,21 @@ async fn main() {
         "target/mcp-tools/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     );
     assert!(script.exists(), "run scripts/mcp-dev.sh install first");
-    let cancel = CancelHandle::new();
-    let deadline = Duration::from_secs(20);
-    let args = json!({"message": "ping"});
-    println!("| tool                         | calls | us / call  |");
-    println!("|------------------------------|-------|------------|");
+    println!("| tool (through ToolManager)     | calls | p50 us     | mean us    |");
+    println!("|--------------------------------|-------|------------|------------|");
 
-    let start = Instant::now();
-    for _ in 0..CALLS {
-        std::hint::black_box(builtin_echo(args.clone()).await);
-    }
-    report("built-in Rust echo", start.elapsed());
+    let mut builtin = ToolManager::new();
+    builtin.register(builtin_echo()).unwrap();
+    measure("built-in Rust echo", &builtin, "builtin__echo").await;
 
     let stdio = ServerConfig::stdio(
         "everything",
         "node",
         vec![script.display().to_string(), "stdio".into()],
     );
-    let server = McpServer::start(stdio).await.unwrap();
-    let start = Instant::now();
-    for _ in 0..CALLS {
-        server
-            .call("echo", args.clone(), None, deadline, &cancel)
-            .await
-            .unwrap();
-    }
-    report("MCP echo over stdio", start.elapsed());
-    drop(server);
+    let (manager, set) = manager_of(stdio).await;
+    measure("MCP echo over stdio", &manager, "everything__echo").await;
+    drop((manager, set));
 
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -79,16 +120,14 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let http = ServerConfig::http("everything", format!("http://127.0.0.1:{port}/mcp"));
-    let server = McpServer::start(http).await.unwrap();
-    let start = Instant::now();
-    for _ in 0..CALLS {
-        server
-            .call("echo", args.clone(), None, deadline, &cancel)
-            .await
-            .unwrap();
-    }
-    report("MCP echo over HTTP (loopback)", start.elapsed());
-    drop(server);
+    let (manager, set) = manager_of(http).await;
+    measure(
+        "MCP echo over HTTP (loopback)",
+        &manager,
+        "everything__echo",
+    )
+    .await;
+    drop((manager, set));
     let _ = child.kill();
     let _ = child.wait();
 }

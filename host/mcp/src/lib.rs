@@ -14,6 +14,7 @@ pub mod effect;
 mod error;
 mod http;
 mod lines;
+mod notices;
 pub mod result;
 mod server;
 mod supervised;

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, Tool as McpTool};
+use rmcp::model::{
+    CallToolRequestParams, ClientConfig, PaginatedRequestParams, ProtocolVersion, Tool as McpTool,
+};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Value, json};
@@ -20,6 +22,7 @@ use crate::config::ServerConfig;
 use crate::error::McpError;
 use crate::http;
 use crate::lines::{LineWatch, Oversized};
+use crate::notices::{ToolsChanged, Watched};
 
 /// The most bytes of a server's stderr kept (its tail), for error messages.
 pub const STDERR_TAIL_BYTES: usize = 16 * 1024;
@@ -29,9 +32,11 @@ const MAX_LIST_PAGES: usize = 1000;
 /// A started, initialized MCP server. Dropping it kills the process.
 pub struct McpServer {
     pub(crate) config: ServerConfig,
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, ClientConfig>,
     stderr: Arc<Mutex<Vec<u8>>>,
     oversized: Oversized,
+    /// Marked when the server sends `notifications/tools/list_changed`.
+    tools_changed: ToolsChanged,
     /// Held so the process lives as long as the server (killed on drop);
     /// none over HTTP.
     _child: Option<Child>,
@@ -81,13 +86,18 @@ impl McpServer {
     pub async fn start(config: ServerConfig) -> Result<Self, McpError> {
         let tail = Arc::new(Mutex::new(Vec::new()));
         let oversized = Oversized::default();
+        let tools_changed = ToolsChanged::default();
         let (started, child) = if let Some(endpoint) = &config.http {
-            let transport = http::transport(&config, endpoint)?;
-            let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
+            let transport =
+                Watched::new(http::transport(&config, endpoint)?, tools_changed.clone());
+            let started =
+                tokio::time::timeout(config.start_timeout, client_config().serve(transport)).await;
             (started, None)
         } else {
             let (transport, child) = spawn(&config, &tail, &oversized)?;
-            let started = tokio::time::timeout(config.start_timeout, ().serve(transport)).await;
+            let transport = Watched::new(transport, tools_changed.clone());
+            let started =
+                tokio::time::timeout(config.start_timeout, client_config().serve(transport)).await;
             (started, Some(child))
         };
         let service = match started {
@@ -112,6 +122,7 @@ impl McpServer {
             service,
             stderr: tail,
             oversized,
+            tools_changed,
             _child: child,
         })
     }
@@ -124,6 +135,17 @@ impl McpServer {
     /// The configuration it was started with.
     pub fn config(&self) -> &ServerConfig {
         &self.config
+    }
+
+    /// Whether the server said its tool list changed since the last time
+    /// this was asked (`notifications/tools/list_changed`); clears it.
+    pub fn take_tools_changed(&self) -> bool {
+        self.tools_changed.take()
+    }
+
+    /// Marks the tool list changed again (a refresh that failed retries).
+    pub(crate) fn mark_tools_changed(&self) {
+        self.tools_changed.mark();
     }
 
     /// The protocol version the server answered `initialize` with.
@@ -231,6 +253,14 @@ impl McpServer {
                 .map_err(|e| CallError::Transport(format!("unreadable result: {e}"))),
         }
     }
+}
+
+/// What the client says in `initialize`: the newest protocol version that
+/// still has the `initialize` handshake (rmcp's default, `2026-07-28`, has
+/// none and scopes `tools/list_changed` to listen streams; offering it in an
+/// `initialize` failed the conformance suite's `initialize` scenario).
+fn client_config() -> ClientConfig {
+    ClientConfig::default().with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 /// The transport of a child process's pipes.

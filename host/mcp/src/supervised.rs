@@ -9,7 +9,10 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 use verdict_policy::CancelHandle;
 
+use rmcp::model::Tool as McpTool;
+
 use crate::config::ServerConfig;
+use crate::error::McpError;
 use crate::server::{CallError, McpServer};
 
 /// A server and its one restart.
@@ -25,6 +28,9 @@ struct State {
     server: Option<Arc<McpServer>>,
     /// Whether the one restart was used.
     restarted: bool,
+    /// Set by the restart: the new process's tools are listed again at
+    /// the next refresh.
+    relist: bool,
 }
 
 impl Supervised {
@@ -34,13 +40,39 @@ impl Supervised {
             state: Mutex::new(State {
                 server: Some(Arc::new(server)),
                 restarted: false,
+                relist: false,
             }),
         }
+    }
+
+    /// The configuration it runs with.
+    pub(crate) fn config(&self) -> &ServerConfig {
+        &self.config
     }
 
     /// The server's name.
     pub(crate) fn name(&self) -> &str {
         &self.config.name
+    }
+
+    /// The live server's tools listed again when it said its list changed
+    /// (or was restarted) since the last time; `None` when nothing changed
+    /// or the server is dead. A failed listing is retried next time.
+    pub(crate) async fn relist_if_changed(&self) -> Option<Result<Vec<McpTool>, McpError>> {
+        let server = {
+            let mut state = self.state.lock().await;
+            let server = Arc::clone(state.server.as_ref()?);
+            let relist = std::mem::take(&mut state.relist);
+            if !(server.take_tools_changed() || relist) {
+                return None;
+            }
+            server
+        };
+        let listed = server.list_tools().await;
+        if listed.is_err() {
+            server.mark_tools_changed();
+        }
+        Some(listed)
     }
 
     /// Calls `tool` on the live server, restarting a dead one first when
@@ -66,6 +98,7 @@ impl Supervised {
                         .map(Arc::new)
                         .map_err(|e| CallError::Gone(format!(" and its restart failed: {e}")))?;
                     state.server = Some(Arc::clone(&server));
+                    state.relist = true;
                     server
                 }
             }

@@ -1,11 +1,13 @@
 //! An MCP server's tools as tools of the loop, each with the effect its
 //! annotations (or the configuration) decide.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, RwLock};
+
+use futures::future::BoxFuture;
 
 use serde_json::Value;
-use verdict_agent::{Tool, ToolContext, ToolError};
+use verdict_agent::{Tool, ToolContext, ToolError, ToolSource};
 
 use crate::config::ServerConfig;
 use crate::effect::{Hints, ToolEffect};
@@ -27,14 +29,29 @@ pub struct ToolListing {
     pub effect: ToolEffect,
 }
 
-/// The tools of started MCP servers, ready to add to an agent
-/// (`AgentBuilder::tool` for each of [`McpToolset::tools`]). The servers
-/// live as long as the toolset or a tool of it. A server that dies is
-/// restarted once, at the next call; a second death is final.
+/// The tools of started MCP servers, ready to add to an agent: as a
+/// [`ToolSource`] (`AgentBuilder::tool_source(Arc::new(set))`), whose list
+/// follows the servers' `notifications/tools/list_changed` between turns,
+/// or as fixed tools (`AgentBuilder::tool` for each of
+/// [`McpToolset::tools`]), listed once. The servers live as long as the
+/// toolset or a tool of it. A server that dies is restarted once, at the
+/// next call; a second death is final.
 #[derive(Debug)]
 pub struct McpToolset {
-    tools: Vec<Tool>,
-    listing: Vec<ToolListing>,
+    servers: Vec<Arc<Supervised>>,
+    offered: RwLock<Offered>,
+    /// One refresh at a time.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+/// What the toolset offers now.
+#[derive(Debug, Default)]
+struct Offered {
+    /// Each tool with its listing and the index of its server.
+    tools: Vec<(usize, Arc<Tool>, ToolListing)>,
+    /// Loop names a server offered once and no longer does, with the
+    /// server's name.
+    withdrawn: BTreeMap<String, String>,
 }
 
 impl McpToolset {
@@ -42,11 +59,8 @@ impl McpToolset {
     /// server that fails to start or list fails the whole set (a half set
     /// of tools would change what the model can do without saying so).
     pub async fn start(configs: Vec<ServerConfig>) -> Result<Self, McpError> {
-        let mut set = Self {
-            tools: Vec::new(),
-            listing: Vec::new(),
-        };
-        let mut names = BTreeSet::new();
+        let mut offered = Offered::default();
+        let mut servers = Vec::new();
         for config in configs {
             let started = McpServer::start(config).await?;
             let listed = started.list_tools().await?;
@@ -60,30 +74,163 @@ impl McpToolset {
                     });
                 }
             }
+            let index = servers.len();
             for tool in listed.into_iter().filter(|t| config.admits(&t.name)) {
                 let (loop_tool, listing) = make_tool(&server, &config, tool)?;
-                if !names.insert(listing.loop_name.clone()) {
+                if offered
+                    .tools
+                    .iter()
+                    .any(|(_, _, l)| l.loop_name == listing.loop_name)
+                {
                     return Err(McpError::Tool {
                         server: config.name.clone(),
                         tool: listing.tool,
                         detail: format!("the name {} is taken by another tool", listing.loop_name),
                     });
                 }
-                set.tools.push(loop_tool);
-                set.listing.push(listing);
+                offered.tools.push((index, Arc::new(loop_tool), listing));
+            }
+            servers.push(server);
+        }
+        Ok(Self {
+            servers,
+            offered: RwLock::new(offered),
+            refreshing: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The loop tools offered now, as fixed tools.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.read()
+            .tools
+            .iter()
+            .map(|(_, t, _)| (**t).clone())
+            .collect()
+    }
+
+    /// Each tool offered now with its effect and where it came from.
+    pub fn listing(&self) -> Vec<ToolListing> {
+        self.read()
+            .tools
+            .iter()
+            .map(|(_, _, l)| l.clone())
+            .collect()
+    }
+
+    /// Lists again the tools of every server that said its list changed
+    /// (or was restarted) since the last refresh, with the same bounds,
+    /// filters, prefix and effects as at the start; `true` when what the
+    /// toolset offers changed. A server whose listing fails keeps its
+    /// tools (and is listed again next time); a name another server's tool
+    /// holds is skipped.
+    pub async fn refresh(&self) -> bool {
+        let _one = self.refreshing.lock().await;
+        let mut changed = false;
+        for (index, server) in self.servers.iter().enumerate() {
+            let Some(listed) = server.relist_if_changed().await else {
+                continue;
+            };
+            let listed = match listed {
+                Ok(listed) => listed,
+                Err(error) => {
+                    tracing::warn!(server = %server.name(), %error, "the MCP server's new tool list could not be read; its tools stay as they were");
+                    continue;
+                }
+            };
+            let config = server.config();
+            let mut fresh = Vec::new();
+            for tool in listed.into_iter().filter(|t| config.admits(&t.name)) {
+                match make_tool(server, config, tool) {
+                    Ok((tool, listing)) => fresh.push((index, Arc::new(tool), listing)),
+                    Err(error) => {
+                        tracing::warn!(server = %config.name, %error, "a tool of the new list is left out");
+                    }
+                }
+            }
+            changed |= self.write().replace(index, &config.name, fresh);
+        }
+        changed
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Offered> {
+        self.offered.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Offered> {
+        self.offered.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Offered {
+    /// Replaces the tools of server `index` by `fresh`; `true` when the
+    /// names or definitions offered changed.
+    fn replace(
+        &mut self,
+        index: usize,
+        server: &str,
+        fresh: Vec<(usize, Arc<Tool>, ToolListing)>,
+    ) -> bool {
+        let before: Vec<_> = self
+            .tools
+            .iter()
+            .filter(|(i, _, _)| *i == index)
+            .map(|(_, t, _)| t.definition())
+            .collect();
+        let taken: BTreeSet<String> = self
+            .tools
+            .iter()
+            .filter(|(i, _, _)| *i != index)
+            .map(|(_, _, l)| l.loop_name.clone())
+            .collect();
+        let old: Vec<String> = self
+            .tools
+            .iter()
+            .filter(|(i, _, _)| *i == index)
+            .map(|(_, _, l)| l.loop_name.clone())
+            .collect();
+        self.tools.retain(|(i, _, _)| *i != index);
+        for entry in fresh {
+            if taken.contains(&entry.2.loop_name) {
+                tracing::warn!(server, tool = %entry.2.tool, "the name {} is taken by another tool; left out", entry.2.loop_name);
+                continue;
+            }
+            self.withdrawn.remove(&entry.2.loop_name);
+            self.tools.push(entry);
+        }
+        for name in old {
+            if !self.tools.iter().any(|(_, _, l)| l.loop_name == name) {
+                self.withdrawn.insert(name, server.to_owned());
             }
         }
-        Ok(set)
+        let after: Vec<_> = self
+            .tools
+            .iter()
+            .filter(|(i, _, _)| *i == index)
+            .map(|(_, t, _)| t.definition())
+            .collect();
+        before != after
+    }
+}
+
+/// The loop's view: refreshed before each model call, never during a
+/// batch (a batch keeps the tools its calls were prepared with).
+impl ToolSource for McpToolset {
+    fn tools(&self) -> Vec<Arc<Tool>> {
+        self.read()
+            .tools
+            .iter()
+            .map(|(_, t, _)| Arc::clone(t))
+            .collect()
     }
 
-    /// The loop tools.
-    pub fn tools(&self) -> Vec<Tool> {
-        self.tools.clone()
+    fn refresh(&self) -> BoxFuture<'_, bool> {
+        Box::pin(McpToolset::refresh(self))
     }
 
-    /// Each tool with its effect and where it came from.
-    pub fn listing(&self) -> &[ToolListing] {
-        &self.listing
+    fn withdrawn(&self, name: &str) -> Option<String> {
+        self.read().withdrawn.get(name).map(|server| {
+            format!("the tool `{name}` is no longer offered by MCP server {server} (its tool list changed)")
+        })
     }
 }
 

@@ -76,7 +76,7 @@ async fn include_and_exclude_filter_the_tools() {
     config.include = vec!["echo".into(), "get-sum".into()];
     config.exclude = vec!["get-sum".into()];
     let set = McpToolset::start(vec![config]).await.unwrap();
-    let names: Vec<_> = set.listing().iter().map(|l| l.loop_name.as_str()).collect();
+    let names: Vec<_> = set.listing().into_iter().map(|l| l.loop_name).collect();
     assert_eq!(names, ["everything__echo"]);
 }
 

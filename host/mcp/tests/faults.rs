@@ -9,7 +9,7 @@ use verdict_policy::CancelHandle;
 
 use crate::support::faulty;
 
-fn python() -> bool {
+pub(crate) fn python() -> bool {
     let ok = std::process::Command::new("python3")
         .arg("--version")
         .output()

@@ -5,8 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly by design
 
 mod agent_loop;
+mod conformance;
 mod everything;
 mod faults;
 mod http;
+mod list_changed;
 mod support;
 mod time;

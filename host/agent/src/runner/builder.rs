@@ -14,7 +14,7 @@ use crate::error::BuildError;
 use crate::host::{HostContext, StaticHost};
 use crate::task_state::{TaskStateStore, WithTaskState};
 use crate::tools::Hooks;
-use crate::tools::{PermissionPolicy, Tool, ToolManager};
+use crate::tools::{PermissionPolicy, Tool, ToolManager, ToolSource};
 
 /// Builds an [`Agent`].
 #[derive(Default)]
@@ -26,6 +26,7 @@ pub struct AgentBuilder {
     max_tokens: Option<u32>,
     max_iterations: Option<u32>,
     tools: Vec<Tool>,
+    sources: Vec<Arc<dyn ToolSource>>,
     permissions: PermissionPolicy,
     hooks: Hooks,
     policy: Option<LoopPolicy>,
@@ -87,6 +88,13 @@ impl AgentBuilder {
     /// Adds a tool.
     pub fn tool(mut self, tool: Tool) -> Self {
         self.tools.push(tool);
+        self
+    }
+
+    /// Adds a source of tools whose list may change: refreshed before
+    /// each model call, its current tools offered after the fixed ones.
+    pub fn tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.sources.push(source);
         self
     }
 
@@ -179,6 +187,9 @@ impl AgentBuilder {
         let mut tools = ToolManager::new();
         for tool in self.tools {
             tools.register(tool)?;
+        }
+        for source in self.sources {
+            tools.add_source(source);
         }
         tools.set_permissions(self.permissions);
         tools.set_hooks(self.hooks);

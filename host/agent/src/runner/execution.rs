@@ -326,6 +326,16 @@ impl<'a> Execution<'a> {
         })
     }
 
+    /// Refreshes the agent's tool sources before a model call (between
+    /// batches, never during one) and, when a list changed, the
+    /// definitions the next request offers.
+    pub(super) async fn refresh_tools(&mut self) {
+        let tools = &self.agent.inner.tools;
+        if tools.refresh().await {
+            self.tools = tools.definitions();
+        }
+    }
+
     /// The request of a model call on the conversation so far plus
     /// `extra`: it holds the execution's own conversation and tool
     /// definitions while the call is out (nothing is copied), so it must go

@@ -74,6 +74,7 @@ impl Execution<'_> {
         // cancellation it made on one of them is seen here, before the call.
         self.events.taken().await;
         self.check_cancelled()?;
+        self.refresh_tools().await;
         let lent = feedback.is_some();
         let request = self.lend_request(feedback);
         let (response, usage) = self.call_model_retrying_empty(&request).await;

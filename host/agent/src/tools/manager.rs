@@ -18,6 +18,7 @@ use super::outcome::{
 };
 use super::pending::{Deferred, ToolReturn};
 use super::permission::PermissionPolicy;
+use super::source::ToolSource;
 use super::tool::{Tool, ToolContext};
 
 /// A call after its before-tool hooks.
@@ -50,6 +51,8 @@ impl Prepared {
 pub struct ToolManager {
     tools: Vec<Arc<Tool>>,
     index: HashMap<String, usize>,
+    /// Tools whose list may change, after the fixed ones.
+    sources: Vec<Arc<dyn ToolSource>>,
     permissions: PermissionPolicy,
     hooks: Hooks,
 }
@@ -70,6 +73,21 @@ impl ToolManager {
         Ok(())
     }
 
+    /// Adds a source of tools whose list may change between turns.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
+    /// Refreshes every source (the loop does it before each model call);
+    /// `true` when a list changed.
+    pub async fn refresh(&self) -> bool {
+        let mut changed = false;
+        for source in &self.sources {
+            changed |= source.refresh().await;
+        }
+        changed
+    }
+
     /// Replaces the permission policy.
     pub fn set_permissions(&mut self, permissions: PermissionPolicy) {
         self.permissions = permissions;
@@ -80,19 +98,45 @@ impl ToolManager {
         self.hooks = hooks;
     }
 
-    /// The definitions offered to the model, in registration order.
+    /// The definitions offered to the model: the fixed tools in
+    /// registration order, then each source's current tools (a name
+    /// already offered is shadowed).
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|t| t.definition()).collect()
+        let mut definitions: Vec<ToolDefinition> =
+            self.tools.iter().map(|t| t.definition()).collect();
+        if self.sources.is_empty() {
+            return definitions;
+        }
+        let mut seen: std::collections::HashSet<String> = self.index.keys().cloned().collect();
+        for source in &self.sources {
+            for tool in source.tools() {
+                if seen.insert(tool.name.clone()) {
+                    definitions.push(tool.definition());
+                }
+            }
+        }
+        definitions
     }
 
-    /// The registered tool named `name`.
+    /// The registered (fixed) tool named `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<Tool>> {
         self.index.get(name).and_then(|&i| self.tools.get(i))
     }
 
+    /// The tool a call named `name` runs now: a fixed one, else the first
+    /// source offering it.
+    pub fn find(&self, name: &str) -> Option<Arc<Tool>> {
+        if let Some(tool) = self.get(name) {
+            return Some(Arc::clone(tool));
+        }
+        self.sources
+            .iter()
+            .find_map(|s| s.tools().into_iter().find(|t| t.name == name))
+    }
+
     /// Runs the before-tool hooks on `call`.
     pub fn prepare(&self, call: &ToolCall) -> Prepared {
-        let tool = self.get(&call.name).cloned();
+        let tool = self.find(&call.name);
         let mut call = call.clone();
         match self.hooks.run_before(&mut call) {
             Ok(()) => Prepared::Ready { call, tool },
@@ -131,10 +175,13 @@ impl ToolManager {
         cancel: &CancelHandle,
     ) -> (SettledCall, Option<Deferred>) {
         let Some(tool) = tool else {
-            let error = format!(
-                "no tool named `{}` is available",
-                sanitize_error(&call.name)
-            );
+            let error = match self.sources.iter().find_map(|s| s.withdrawn(&call.name)) {
+                Some(why) => sanitize_error(&why),
+                None => format!(
+                    "no tool named `{}` is available",
+                    sanitize_error(&call.name)
+                ),
+            };
             return (
                 failed(call, Effect::Unknown, FailureKind::Arguments, error),
                 None,

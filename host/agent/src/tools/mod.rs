@@ -8,6 +8,7 @@ mod manager;
 mod outcome;
 mod pending;
 mod permission;
+mod source;
 mod tool;
 
 pub use error::{ToolDefinitionError, ToolError};
@@ -17,4 +18,5 @@ pub use outcome::{ExecutionReceipt, SettledCall, ToolOutcome, sanitize_error};
 pub use pending::{AsyncSettler, PendingResult, Suspension, ToolReturn};
 pub(crate) use pending::{Deferred, Poll};
 pub use permission::{AskFn, PermissionPolicy, PermissionRule};
+pub use source::ToolSource;
 pub use tool::{DEFAULT_DEADLINE, Tool, ToolContext, ToolRun};
