@@ -8,6 +8,7 @@ use crate::config::{
 };
 use std::sync::{Arc, Mutex};
 use verdict::LoopPolicy;
+use verdict::mcp::McpToolset;
 use verdict::RemoteChecker;
 use verdict::records::{Recorder, RecordingChecker};
 use verdict::{Agent, CheckerTotals, Checkers, ConnectorRegistry};
@@ -42,8 +43,22 @@ pub struct Session {
     pub checkers: Checkers,
     /// Checker metrics of the runs.
     pub totals: Totals,
-    /// Every tool of the agent with its effect and where it came from.
-    pub tools: Vec<crate::tool_rows::ToolRow>,
+    /// The built-in tools' rows (the MCP servers' are listed when asked:
+    /// their lists may change between turns).
+    builtin: Vec<crate::tool_rows::ToolRow>,
+    /// The MCP servers' tools, refreshed by the agent before each model call.
+    mcp: Option<Arc<McpToolset>>,
+}
+
+impl Session {
+    /// Every tool of the agent now, with its effect and where it came from.
+    pub fn tools(&self) -> Vec<crate::tool_rows::ToolRow> {
+        let mut rows = self.builtin.clone();
+        if let Some(set) = &self.mcp {
+            rows.extend(set.listing().iter().map(crate::tool_rows::mcp_row));
+        }
+        rows
+    }
 }
 
 fn key(k: &str) -> Seg {
@@ -297,10 +312,10 @@ pub struct Parts {
     pub totals: Totals,
     /// The agent's connector.
     pub connector: Connector,
-    /// The built-in tools, then the MCP servers' tools.
+    /// The built-in tools.
     pub tools: Vec<verdict::Tool>,
-    /// The MCP servers' tools with their effects (empty without `[mcp.*]`).
-    pub mcp: Vec<verdict::mcp::ToolListing>,
+    /// The MCP servers' tools (none without `[mcp.*]`).
+    pub mcp: Option<Arc<McpToolset>>,
 }
 
 impl Parts {
@@ -349,11 +364,7 @@ impl Parts {
                 }
             }
         }
-        let mut mcp = Vec::new();
-        if let Some(set) = crate::mcp_tools::start(file, tenant.as_deref(), runtime)? {
-            tools.extend(set.tools());
-            mcp = set.listing().to_vec();
-        }
+        let mcp = crate::mcp_tools::start(file, tenant.as_deref(), runtime)?.map(Arc::new);
         Ok(Self {
             tenant,
             policy: config.loop_policy.clone(),
@@ -411,9 +422,12 @@ impl Session {
         if let Some(n) = agent_section.max_tokens {
             builder = builder.max_tokens(n);
         }
-        let rows = crate::tool_rows::rows(&tools, &mcp);
+        let builtin = crate::tool_rows::rows(&tools, &[]);
         for tool in tools {
             builder = builder.tool(tool);
+        }
+        if let Some(set) = &mcp {
+            builder = builder.tool_source(set.clone());
         }
         if let Some(policy) = &policy {
             builder = builder
@@ -429,7 +443,8 @@ impl Session {
             policy,
             checkers,
             totals,
-            tools: rows,
+            builtin,
+            mcp,
         })
     }
 }

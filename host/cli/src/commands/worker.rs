@@ -52,6 +52,12 @@ pub(crate) fn blueprint(file: &crate::config::ConfigFile, parts: Parts) -> Bluep
     for tool in parts.tools {
         blueprint = blueprint.tool(tool);
     }
+    // A durable execution's tools are those its servers listed at the
+    // worker's start: a replay must ask the model with the tools the
+    // journaled request had, so a list change is not followed here.
+    for tool in parts.mcp.iter().flat_map(|set| set.tools()) {
+        blueprint = blueprint.tool(tool);
+    }
     if let Some(policy) = parts.policy {
         blueprint = blueprint.loop_policy(policy, parts.checkers);
     }

@@ -235,7 +235,7 @@ impl Console {
 
     /// `/tools`.
     pub fn tools(&self) -> String {
-        crate::tool_rows::table(&self.session.tools)
+        crate::tool_rows::table(&self.session.tools())
     }
 
     /// `/context loop`.
