@@ -31,13 +31,16 @@
 //! Both compilers charge fuel per WebAssembly operator, so a check gives
 //! the same verdict and nearly the same fuel on either, but the counts are
 //! not identical: wasmtime's two code generators place their fuel checks a
-//! little differently, so the same check differs by a small constant. The
-//! Rust sample's checks take exactly 10 units more on Cranelift (9,857 →
-//! 9,867 for a complete verdict, 10,569 → 10,579 for an incomplete one,
-//! with or without ready instances): `tests/sandbox_tier_switch.rs` pins a
-//! constant offset within 1%. A fuel budget set within 1% of a check's use
-//! may therefore stop it on one tier and not the other; each call reports
-//! the tier it ran on.
+//! little differently, and Cranelift's counts came out higher in every
+//! case measured. The Rust sample's checks take exactly 10 units more on
+//! Cranelift (9,857 → 9,867 for a complete verdict, 10,569 → 10,579 for an
+//! incomplete one, with or without ready instances;
+//! `tests/sandbox_tier_switch.rs` pins a constant offset within 1%); a
+//! ready check of the componentize-py sample 342,879 → 348,305 (+1.6%), of
+//! the componentize-js one 1,775,880 → 1,778,952 (+0.2%) (the sandbox
+//! bench's `tier` section). Each tier's count is deterministic for a
+//! given check. A fuel budget set within 2% of a check's use may stop it on
+//! one tier and not the other; each call reports the tier it ran on.
 //!
 //! The host is where loading starts and what it returns: the stages of
 //! loading are in [`crate::load`], the verifier and its calls in
