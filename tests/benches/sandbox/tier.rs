@@ -7,14 +7,14 @@
 //! tier (taking turns, one caller, the same machine state), the fuel on
 //! each, and the next host's load from the compile cache.
 
-use super::{Stats, fmt, measure_alternately, tenant};
+use super::{Stats, fmt, measure_alternately, stage_p50, tenant};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use verdict_policy::{CheckContext, CheckPacket};
 use verdict_sandbox::{
-    ChildCompiler, CompileIn, HostConfig, LoadLimits, LoadedVerifier, Tenant, Tier, TierStatus,
-    VerifierHost,
+    CallStages, ChildCompiler, CompileIn, HostConfig, LoadLimits, LoadedVerifier, Tenant, Tier,
+    TierStatus, VerifierHost,
 };
 
 const CHILD: &str = env!("CARGO_BIN_EXE_verdict-test-compile-child");
@@ -82,6 +82,7 @@ pub(crate) fn tier_rows(packet: &CheckPacket) -> Vec<(String, Stats)> {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut rows = Vec::new();
+    let mut breakdown = Vec::new();
     for (lang, path, load) in samples {
         let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let ready = tenant_named(&format!("bench-tier-{lang}")).with_ready_instances(READY);
@@ -128,6 +129,7 @@ pub(crate) fn tier_rows(packet: &CheckPacket) -> Vec<(String, Stats)> {
             .and_then(|h| h.load_file(&path))
             .unwrap_or_else(|e| panic!("{lang}: {e}"));
         let fuel = std::cell::Cell::new([0u64; 2]);
+        let stages = std::cell::RefCell::new([Vec::new(), Vec::new()]);
         let mut calls: [Box<dyn FnMut() -> Duration>; 2] = [
             Box::new(|| {
                 let t = Instant::now();
@@ -135,6 +137,7 @@ pub(crate) fn tier_rows(packet: &CheckPacket) -> Vec<(String, Stats)> {
                 let took = t.elapsed();
                 assert_eq!(m.tier, Some(Tier::Winch));
                 fuel.set([m.fuel_used, fuel.get()[1]]);
+                stages.borrow_mut()[0].push(m.stages);
                 wait_full(&winch);
                 took
             }),
@@ -144,6 +147,7 @@ pub(crate) fn tier_rows(packet: &CheckPacket) -> Vec<(String, Stats)> {
                 let took = t.elapsed();
                 assert_eq!(m.tier, Some(Tier::Cranelift));
                 fuel.set([fuel.get()[0], m.fuel_used]);
+                stages.borrow_mut()[1].push(m.stages);
                 wait_full(&optimized);
                 took
             }),
@@ -151,6 +155,7 @@ pub(crate) fn tier_rows(packet: &CheckPacket) -> Vec<(String, Stats)> {
         let stats = measure_alternately(200, &mut calls);
         drop(calls);
         let [fuel_winch, fuel_cranelift] = fuel.get();
+        breakdown.push((lang, stages.into_inner()));
 
         // The next host finds the Cranelift code in the cache.
         drop((optimized, winch, host));
@@ -179,6 +184,27 @@ pub(crate) fn tier_rows(packet: &CheckPacket) -> Vec<(String, Stats)> {
                 format!("(tier) {lang}, ready check, small packet, {tier}"),
                 stats,
             ));
+        }
+    }
+    println!("\nReady check stages per tier (median of each stage):\n");
+    println!(
+        "| language | tier | setup | instantiate | lower | guest | lift | validate | teardown | sum |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (lang, per_tier) in &breakdown {
+        for (stages, tier) in per_tier.iter().zip(["Winch", "Cranelift"]) {
+            let p50 = |f: fn(&CallStages) -> Duration| fmt(stage_p50(stages, f));
+            println!(
+                "| {lang} | {tier} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                p50(|s| s.setup),
+                p50(|s| s.instantiate),
+                p50(|s| s.lower),
+                p50(|s| s.guest),
+                p50(|s| s.lift),
+                p50(|s| s.validate),
+                p50(|s| s.teardown),
+                p50(CallStages::total),
+            );
         }
     }
     rows
