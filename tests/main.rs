@@ -21,6 +21,7 @@ mod sandbox_hostile_signals;
 mod sandbox_hostile_start;
 mod sandbox_load_shapes;
 mod sandbox_ready;
+mod sandbox_tier_switch;
 mod sandbox_tiers;
 mod sandbox_verifiers;
 mod sandbox_warm;

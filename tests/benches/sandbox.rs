@@ -31,7 +31,8 @@
 //! and without ready instances, their throughput and memory (`sandbox/ready.rs`,
 //! Python and JavaScript too with `VERDICT_POLYGLOT_DIR`); `poly` the table
 //! per language; `record` the cost of recording a check,
-//! `sandbox/record.rs`).
+//! `sandbox/record.rs`; `tier` a large component on Winch and then on
+//! Cranelift compiled in the background, side by side, `sandbox/tier.rs`).
 //!
 //! Loading bounds (compile bombs, worst admitted loads) have their own
 //! benchmark: `cargo bench -p verdict-tests --bench load_bounds`.
@@ -50,6 +51,8 @@ use verdict_test_support::{guests, lean_guests, max_packet, read_packet};
 mod ready;
 #[path = "sandbox/record.rs"]
 mod record;
+#[path = "sandbox/tier.rs"]
+mod tier;
 
 const CHILD_ENV: &str = "VERDICT_BENCH_CHILD";
 const ONLY_ENV: &str = "VERDICT_BENCH_ONLY";
@@ -327,6 +330,11 @@ fn main() {
     // (a) with and without ready instances, alternated (issue 37).
     if runs("a") || runs("ready") {
         rows.extend(ready::ready_rows(&ready_samples(), &small, &large));
+    }
+
+    // (tier) Winch then Cranelift in the background, side by side (issue 46).
+    if runs("tier") {
+        rows.extend(tier::tier_rows(&small));
     }
 
     // (b) the same logic as a native closure: the logic alone on a prebuilt

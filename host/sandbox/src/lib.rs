@@ -52,13 +52,14 @@ pub use artifacts::{
 pub use call::background::run_waiting_jobs;
 pub use checker::{CheckerTotals, WasmChecker};
 pub use error::{CheckError, LoadError, TrapKind};
-pub use host::{CompilerChoice, HostConfig, Inspection, VerifierHost};
+pub use host::{BackgroundCompile, CompilerChoice, HostConfig, Inspection, VerifierHost};
 pub use limits::{Limits, LimitsError, LoadLimits};
 pub use load::census::Footprint;
 pub use load::compile::{LoadSource, read_component};
 pub use load::compile_child::{ChildCompiler, CompileIn, compile_child_main};
 pub use load::component::{Role, WasmKind};
 pub use load::imports::ALLOWED_IMPORTS;
+pub use load::tier::Tier;
 pub use store::clock::CLOCK_RESOLUTION;
 pub use store::tape::{
     ArtifactOp, CallTrace, ClockRun, MAX_CLOCK_RUNS, MAX_TIMER_RUNS, SEED_BYTES, TapeMismatch,
@@ -67,4 +68,5 @@ pub use store::tape::{
 pub use tenant::{DEFAULT_READY_INSTANCES, MAX_READY_INSTANCES, Tenant};
 pub use verifier::LoadedVerifier;
 pub use verifier::call::{CallMetrics, CallReport, CallStages};
+pub use verifier::optimized::TierStatus;
 pub use verifier::taped::{Tape, TapedReport};

@@ -108,6 +108,58 @@ pub struct HostConfig {
     /// deserialized here (and cached). A compile that overruns a bound is
     /// refused with [`LoadError::CompileBound`] naming it.
     pub compile_in: CompileIn,
+    /// Under [`CompilerChoice::Auto`], a component loaded on Winch (too
+    /// large for Cranelift at load) is compiled again with Cranelift in the
+    /// background, one component at a time per host, within
+    /// [`HostConfig::background_compile`]; checks starting once that code
+    /// is ready run it (a Python or JavaScript check 2–3x faster), and the
+    /// compile cache keeps it by digest, so the next load of the component
+    /// (this process or another) gets the Cranelift code at once. A compile
+    /// that fails leaves the verifier on Winch
+    /// ([`TierStatus::OptimizeFailed`](crate::TierStatus::OptimizeFailed),
+    /// and a warning in the log), never failing a check. Default true.
+    pub optimize_in_background: bool,
+    /// The bounds of a background Cranelift compile.
+    pub background_compile: BackgroundCompile,
+}
+
+/// The bounds of a background Cranelift compile
+/// ([`HostConfig::optimize_in_background`]). The compile runs where the
+/// host compiles ([`HostConfig::compile_in`]):
+///
+/// - in a compile child, under that child's memory limit
+///   ([`ChildCompiler::memory_bytes`](crate::ChildCompiler::memory_bytes)),
+///   with [`BackgroundCompile::timeout`] and [`BackgroundCompile::threads`]
+///   in place of the child's own, and the census bound
+///   [`BackgroundCompile::max_compile_cost`]: the host process only maps
+///   the result;
+/// - in the host process, under the same census bound as a load
+///   ([`LoadLimits::max_compile_cost`]) and nothing else, so a component
+///   larger than that is not compiled in the background
+///   (the Python and JavaScript samples are not: use a compile child).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackgroundCompile {
+    /// Largest estimated Cranelift compile cost (the census's units, see
+    /// [`LoadLimits`]) compiled in the background in a compile child.
+    /// Default 60,000,000 (the componentize-py and componentize-js samples
+    /// cost under 30 M).
+    pub max_compile_cost: u64,
+    /// Wall-clock deadline of a background compile in a child. Default
+    /// 120 s (the samples take 15–20 s with two threads in a release build).
+    pub timeout: Duration,
+    /// Compile threads of a background compile in a child (`None`: one
+    /// per core). Default 1: it competes with checks for the cores.
+    pub threads: Option<usize>,
+}
+
+impl Default for BackgroundCompile {
+    fn default() -> Self {
+        Self {
+            max_compile_cost: 60_000_000,
+            timeout: Duration::from_secs(120),
+            threads: Some(1),
+        }
+    }
 }
 
 impl Default for HostConfig {
@@ -127,6 +179,8 @@ impl Default for HostConfig {
             prompt_wakeups: true,
             content_memo_bytes: 16 * 1024 * 1024,
             compile_in: CompileIn::Process,
+            optimize_in_background: true,
+            background_compile: BackgroundCompile::default(),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::load::census::Footprint;
 use crate::load::compile::{admit, compile};
 use crate::load::component::{Role, WasmKind, kind, roles};
 use crate::verifier::LoadedVerifier;
+use crate::verifier::optimized::TierStatus;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -99,16 +100,23 @@ fn inspect(host: &VerifierHost, bytes: &[u8], limits: &Limits) -> Inspection {
                         .map(|(n, _)| n.to_owned())
                         .collect();
                     out.roles = roles(out.exports.iter().map(String::as_str));
-                    LoadedVerifier::prepare(Arc::clone(&shared), component, digest, footprint)
-                        .and_then(|verifier| {
-                            out.packed = [Role::Completion, Role::Progress]
-                                .into_iter()
-                                .filter(|role| verifier.calls_packed(*role))
-                                .collect();
-                            out.warm_up = verifier.warms_up();
-                            footprint.fits(limits, shared.load.max_memories)
-                        })
-                        .err()
+                    let status = TierStatus::settled(shared.tier);
+                    LoadedVerifier::prepare(
+                        Arc::clone(&shared),
+                        component,
+                        digest,
+                        footprint,
+                        status,
+                    )
+                    .and_then(|verifier| {
+                        out.packed = [Role::Completion, Role::Progress]
+                            .into_iter()
+                            .filter(|role| verifier.calls_packed(*role))
+                            .collect();
+                        out.warm_up = verifier.warms_up();
+                        footprint.fits(limits, shared.load.max_memories)
+                    })
+                    .err()
                 }
             }
         }

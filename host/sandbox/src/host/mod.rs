@@ -13,14 +13,44 @@
 //! bounded load). Both tiers meter fuel and stop at epochs the same way
 //! (`tests/sandbox_tiers.rs` runs the hostile guests under each).
 //!
+//! A component loaded on Winch is then compiled with Cranelift in the
+//! background ([`HostConfig::optimize_in_background`], on by default), one
+//! at a time per host, within its own bounds ([`BackgroundCompile`]: in the
+//! compile child, under its memory limit and the background deadline).
+//! Its verifier switches to that code when it is whole: checks starting
+//! then run it, checks in flight finish on the code they started with
+//! ([`TierStatus`](crate::TierStatus), [`CallMetrics::tier`](crate::CallMetrics::tier)).
+//! The compile cache keeps the Cranelift code by digest, so the next load
+//! of the component, in this host or the next, gets it at once. A failed
+//! background compile leaves the verifier on Winch (a warning and
+//! [`TierStatus::OptimizeFailed`](crate::TierStatus::OptimizeFailed)),
+//! never a failed check.
+//!
+//! # Fuel per tier
+//!
+//! Both compilers charge fuel per WebAssembly operator, so a check gives
+//! the same verdict and nearly the same fuel on either, but the counts are
+//! not identical: wasmtime's two code generators place their fuel checks a
+//! little differently, and Cranelift's counts came out higher in every
+//! case measured. The Rust sample's checks take exactly 10 units more on
+//! Cranelift (9,857 → 9,867 for a complete verdict, 10,569 → 10,579 for an
+//! incomplete one, with or without ready instances;
+//! `tests/sandbox_tier_switch.rs` pins a constant offset within 1%); a
+//! ready check of the componentize-py sample 342,879 → 348,305 (+1.6%), of
+//! the componentize-js one 1,775,880 → 1,778,952 (+0.2%) (the sandbox
+//! bench's `tier` section). Each tier's count is deterministic for a
+//! given check. A fuel budget set within 2% of a check's use may stop it on
+//! one tier and not the other; each call reports the tier it ran on.
+//!
 //! The host is where loading starts and what it returns: the stages of
 //! loading are in [`crate::load`], the verifier and its calls in
 //! [`crate::verifier`].
 
 mod config;
 mod inspect;
+mod optimize;
 
-pub use config::{CompilerChoice, HostConfig};
+pub use config::{BackgroundCompile, CompilerChoice, HostConfig};
 pub use inspect::Inspection;
 
 use crate::call::ticker::Ticker;
@@ -37,7 +67,9 @@ use crate::load::linker;
 use crate::load::memo::Remembered;
 use crate::load::shared::Shared;
 use crate::load::tier::Tier;
+use crate::verifier::optimized::TierStatus;
 use crate::verifier::{LoadedVerifier, WeakVerifier};
+use optimize::{Job, JobBytes, Optimizer};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::atomic::AtomicUsize;
@@ -63,7 +95,16 @@ pub struct VerifierHost {
     /// Content keys of the bytes this host loaded, with copies of the bytes
     /// (used with the index).
     content: Arc<ContentKeys>,
+    /// The background Cranelift compiles of components loaded on Winch.
+    optimizer: Arc<Optimizer>,
     config: Arc<HostConfig>,
+}
+
+/// Where a load got its bytes: what a background compile reads.
+#[derive(Clone, Copy)]
+enum Origin<'a> {
+    File(&'a Path),
+    Bytes(&'a [u8]),
 }
 
 impl std::fmt::Debug for VerifierHost {
@@ -98,6 +139,7 @@ impl VerifierHost {
             admitted: Arc::default(),
             live: Arc::default(),
             content: Arc::new(ContentKeys::new(config.content_memo_bytes)),
+            optimizer: Arc::default(),
             config: Arc::new(config),
         })
     }
@@ -114,6 +156,27 @@ impl VerifierHost {
             }
             CompilerChoice::Auto => Tier::Cranelift,
         }
+    }
+
+    /// True when a component with `footprint` loads on Winch and is then
+    /// compiled with Cranelift in the background.
+    fn optimizes(&self, footprint: &Footprint) -> bool {
+        self.config.optimize_in_background
+            && self.config.compiler == CompilerChoice::Auto
+            && self.tier_for(footprint) == Tier::Winch
+    }
+
+    /// The Cranelift code of `digest` in the compile cache, for a component
+    /// that loads on Winch but was optimized before: a background compile's
+    /// result, used at once.
+    fn optimized_in_cache(&self, footprint: &Footprint, digest: &str) -> Option<Component> {
+        if !self.optimizes(footprint) {
+            return None;
+        }
+        self.shared
+            .cache
+            .as_ref()?
+            .load(&self.shared.engine, digest)
     }
 
     /// The engine, linker, ticker and cache of the tier `footprint` needs.
@@ -151,7 +214,9 @@ impl VerifierHost {
     pub fn load_file(&self, path: impl AsRef<Path>) -> Result<LoadedVerifier, LoadError> {
         let path = path.as_ref();
         let identity = self.index.as_ref().and(FileIdentity::of(path));
-        if let Some((verifier, ..)) = identity.and_then(|id| self.load_known(&IndexKey::File(id))) {
+        let known =
+            identity.and_then(|id| self.load_known(&IndexKey::File(id), Origin::File(path)));
+        if let Some((verifier, ..)) = known {
             return Ok(verifier);
         }
         let bytes = read_component(path, self.shared.load.max_component_bytes)?;
@@ -168,14 +233,27 @@ impl VerifierHost {
     /// The verifier (and its footprint) for a component already admitted
     /// under these load limits and recorded under `key`, if its compiled
     /// code is in the cache.
-    fn load_known(&self, key: &IndexKey) -> Option<(LoadedVerifier, LoadSource, Footprint)> {
+    fn load_known(
+        &self,
+        key: &IndexKey,
+        origin: Origin<'_>,
+    ) -> Option<(LoadedVerifier, LoadSource, Footprint)> {
         let (digest, footprint) = self.index.as_ref()?.get(key)?;
         if let Some(verifier) = self.live(&digest) {
             return Some((verifier, LoadSource::Live, footprint));
         }
+        if let Some(component) = self.optimized_in_cache(&footprint, &digest) {
+            let shared = Arc::clone(&self.shared);
+            let verifier = self
+                .prepare(shared, component, digest, footprint, origin)
+                .ok()?;
+            return Some((verifier, LoadSource::Cache, footprint));
+        }
         let shared = self.shared_for(&footprint).ok()?;
         let component = shared.cache.as_ref()?.load(&shared.engine, &digest)?;
-        let verifier = self.prepare(shared, component, digest, footprint).ok()?;
+        let verifier = self
+            .prepare(shared, component, digest, footprint, origin)
+            .ok()?;
         Some((verifier, LoadSource::Cache, footprint))
     }
 
@@ -185,16 +263,38 @@ impl VerifierHost {
         self.live.get(digest)?.upgrade()
     }
 
-    /// Prepares the verifier of `component`, remembering it while it lives.
+    /// Prepares the verifier of `component`, remembering it while it lives;
+    /// one on Winch that this host optimizes is queued for its background
+    /// compile (its bytes read again from `origin`).
     fn prepare(
         &self,
         shared: Arc<Shared>,
         component: Component,
         digest: String,
         footprint: Footprint,
+        origin: Origin<'_>,
     ) -> Result<LoadedVerifier, LoadError> {
-        let verifier = LoadedVerifier::prepare(shared, component, digest.clone(), footprint)?;
-        self.live.put(digest, verifier.downgrade());
+        let optimize = shared.tier == Tier::Winch && self.optimizes(&footprint);
+        let status = if optimize {
+            TierStatus::Optimizing
+        } else {
+            TierStatus::settled(shared.tier)
+        };
+        let verifier =
+            LoadedVerifier::prepare(shared, component, digest.clone(), footprint, status)?;
+        self.live.put(digest.clone(), verifier.downgrade());
+        if optimize {
+            let bytes = match origin {
+                Origin::File(path) => JobBytes::File(path.to_owned()),
+                Origin::Bytes(bytes) => JobBytes::Held(bytes.to_vec()),
+            };
+            let job = Job {
+                verifier: verifier.downgrade(),
+                digest,
+                bytes,
+            };
+            self.optimizer.submit(&self.shared, &self.config, job);
+        }
         Ok(verifier)
     }
 
@@ -239,7 +339,7 @@ impl VerifierHost {
         }
         let keyed = self.content.key(bytes);
         let key = IndexKey::Content(keyed.hash);
-        if let Some(known) = self.load_known(&key) {
+        if let Some(known) = self.load_known(&key, Origin::Bytes(bytes)) {
             self.content.remember(bytes, &keyed);
             return Ok(known);
         }
@@ -267,9 +367,15 @@ impl VerifierHost {
         if let Some(verifier) = self.live(&digest) {
             return Ok((verifier, LoadSource::Live, footprint));
         }
+        let origin = Origin::Bytes(bytes);
+        if let Some(component) = self.optimized_in_cache(&footprint, &digest) {
+            let shared = Arc::clone(&self.shared);
+            let verifier = self.prepare(shared, component, digest, footprint, origin)?;
+            return Ok((verifier, LoadSource::Cache, footprint));
+        }
         let shared = self.shared_for(&footprint)?;
         let (component, source) = compile(&shared, bytes, &digest)?;
-        let verifier = self.prepare(shared, component, digest, footprint)?;
+        let verifier = self.prepare(shared, component, digest, footprint, origin)?;
         Ok((verifier, source, footprint))
     }
 
@@ -284,6 +390,12 @@ impl VerifierHost {
         };
         let digest = hex::encode(Sha256::digest(bytes));
         if self.live(&digest).is_some() {
+            return false;
+        }
+        if self.optimizes(&footprint)
+            && let Some(cache) = &self.shared.cache
+            && cache.contains(&digest)
+        {
             return false;
         }
         let Ok(shared) = self.shared_for(&footprint) else {

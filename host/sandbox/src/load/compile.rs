@@ -34,6 +34,18 @@ pub(crate) fn compile(
     bytes: &[u8],
     digest: &str,
 ) -> Result<(Component, LoadSource), LoadError> {
+    compile_within(shared, bytes, digest, &shared.load, &shared.compile_in)
+}
+
+/// [`compile`] under other bounds: the compile-cost census of `limits`,
+/// in `compile_in` (a background compile's own).
+pub(crate) fn compile_within(
+    shared: &Shared,
+    bytes: &[u8],
+    digest: &str,
+    limits: &LoadLimits,
+    compile_in: &CompileIn,
+) -> Result<(Component, LoadSource), LoadError> {
     {
         let engine = &shared.engine;
         if let Some(cache) = &shared.cache
@@ -41,9 +53,9 @@ pub(crate) fn compile(
         {
             return Ok((component, LoadSource::Cache));
         }
-        census::check(bytes, &shared.load, census::Scope::CompileCost(shared.tier))?;
+        census::check(bytes, limits, census::Scope::CompileCost(shared.tier))?;
         let started = Instant::now();
-        let component = match &shared.compile_in {
+        let component = match compile_in {
             CompileIn::Process => {
                 Component::new(engine, bytes).map_err(|e| LoadError::Corrupt(e.to_string()))?
             }

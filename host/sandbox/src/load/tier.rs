@@ -4,10 +4,14 @@
 
 use wasmtime::{Config, Strategy};
 
-/// A compiler tier. The census estimates each one's compile cost apart
-/// (they expand different instructions: see [`crate::LoadLimits`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tier {
+/// A compiler tier: what compiled the code a call ran
+/// ([`CallMetrics::tier`](crate::CallMetrics::tier)). The census estimates
+/// each one's compile cost apart (they expand different instructions: see
+/// [`crate::LoadLimits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Tier {
     /// Cranelift: optimizing.
     Cranelift,
     /// Winch: baseline.
@@ -15,8 +19,9 @@ pub(crate) enum Tier {
 }
 
 impl Tier {
-    /// The tier's name, as a compile child is told it.
-    pub(crate) fn name(self) -> &'static str {
+    /// The tier's name (`"cranelift"`, `"winch"`), as a compile child is
+    /// told it.
+    pub fn name(self) -> &'static str {
         match self {
             Tier::Cranelift => "cranelift",
             Tier::Winch => "winch",

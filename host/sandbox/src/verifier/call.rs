@@ -16,6 +16,7 @@ use crate::error::AbiFault;
 use crate::error::{CheckError, LoadError, TrapKind, trap_kind};
 use crate::limits::Limits;
 use crate::load::shared::Shared;
+use crate::load::tier::Tier;
 use crate::store::state::{CallArm, CallPhase, StageMarks, StoreState};
 use crate::store::tape::{Taped, TraceSink};
 use crate::verifier::ready::{ReadyInstance, Refill};
@@ -52,6 +53,10 @@ pub struct CallMetrics {
     pub wall_clock_ms: u64,
     /// Where the call's time went, stage by stage.
     pub stages: CallStages,
+    /// The compiler tier of the code the call ran (`None` for a call
+    /// refused before it began). Fuel counts the same on both tiers (see
+    /// the [`crate::host`] docs).
+    pub tier: Option<Tier>,
 }
 
 /// Wall-clock time of each stage of a call, in order. A stage the call did
@@ -143,6 +148,8 @@ pub(crate) struct Call<A> {
     pub(crate) taped: Option<Taped>,
     /// Ask for prompt wake-ups while a blocking caller waits.
     pub(crate) prompt_wakeups: bool,
+    /// The tier of the code the call runs.
+    pub(crate) tier: Tier,
 }
 
 impl<A: Send + 'static> Call<A> {
@@ -167,6 +174,7 @@ impl<A: Send + 'static> Call<A> {
                         artifact_bytes: seen.artifact_bytes,
                         wall_clock_ms: self.wall_clock_ms,
                         stages: CallStages::default(),
+                        tier: Some(self.tier),
                     },
                 }
             }
@@ -243,6 +251,7 @@ impl CallRun {
                 instance,
                 fuel_used,
                 held,
+                ..
             }) => {
                 // No longer waiting: the engine's budget has room again.
                 drop(held);
@@ -330,6 +339,7 @@ impl CallRun {
             artifact_bytes: state.artifact_bytes,
             wall_clock_ms: state.clock.wall_clock_ms(),
             stages: stages(started, state.marks, lift_started, returned),
+            tier: Some(shared.tier),
         };
         let result = match outcome {
             Ok(Ok(answer)) => Ok(answer),

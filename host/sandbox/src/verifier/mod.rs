@@ -44,6 +44,7 @@
 //! stops the call with [`CheckError::Cancelled`].
 
 pub(crate) mod call;
+pub(crate) mod optimized;
 pub(crate) mod ready;
 pub(crate) mod taped;
 pub(crate) mod warm;
@@ -64,7 +65,7 @@ use crate::store::tape::Taped;
 use crate::tenant::Tenant;
 use crate::verifier::call::{Call, CallReport, CallRun, failed};
 use ready::ReadyPools;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime};
 use taped::Tape;
 use verdict_policy::{CheckContext, CheckPacket, Verdict};
@@ -94,34 +95,102 @@ impl WeakVerifier {
     }
 }
 
-/// What a loaded verifier is: everything a call needs, read-only.
+/// What a loaded verifier is: everything a call needs. Its code may be
+/// replaced once, by the same component compiled with Cranelift in the
+/// background (see [`optimized`]); everything else is read-only.
 pub(crate) struct Prepared {
-    shared: Arc<Shared>,
-    pre: InstancePre<StoreState>,
+    /// The code calls run now: a call takes it once, at its start, and
+    /// keeps it to its end.
+    code: Mutex<Arc<Code>>,
     digest: String,
     /// The WIT version the exports were built against: which bindings
     /// prepare and call it.
     api: ApiVersion,
+    /// What instantiating it creates, checked against each call's limits.
+    footprint: Footprint,
+    /// Instances made ahead of their checks, per tenant.
+    ready: ReadyPools,
+    /// Where the code stands: its tier and any background compile.
+    status: optimized::StatusCell,
+}
+
+/// A component compiled on one tier and prepared in that tier's engine:
+/// whole (compiled, type-checked, pre-instantiated) before any call sees
+/// it.
+pub(crate) struct Code {
+    shared: Arc<Shared>,
+    pre: InstancePre<StoreState>,
     completion: Option<Entry>,
     progress: Option<Entry>,
     /// The optional `warm-up` export's `warm`, called on every fresh
     /// instance before its one call.
     warm: Option<ComponentExportIndex>,
-    /// What instantiating it creates, checked against each call's limits.
-    footprint: Footprint,
-    /// Instances made ahead of their checks, per tenant.
-    ready: ReadyPools,
+}
+
+impl Code {
+    /// Prepares `component` in `shared`'s engine: its imports checked, its
+    /// exports found and type-checked, pre-instantiated.
+    pub(crate) fn prepare(
+        shared: Arc<Shared>,
+        component: &Component,
+    ) -> Result<(Self, ApiVersion), LoadError> {
+        let ty = component.component_type();
+        imports::check_imports(ty.imports(&shared.engine).map(|(name, _)| name))?;
+        let exports: Vec<String> = ty
+            .exports(&shared.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let Some(api) = component::api_version(exports.iter().map(String::as_str))? else {
+            return Err(LoadError::NoVerifierExport);
+        };
+        let pre = shared
+            .linker
+            .instantiate_pre(component)
+            .map_err(|e| LoadError::Link(e.to_string()))?;
+        let packed = shared.packed_packets;
+        let (completion, progress) = api.with(Entries {
+            pre: &pre,
+            exports: &exports,
+            packed,
+        })?;
+        let warm = match component::warm_export(exports.iter().map(String::as_str), api) {
+            Some(interface) => Some(export_func::<(), ()>(&pre, interface, "warm")?),
+            None => None,
+        };
+        let code = Self {
+            shared,
+            pre,
+            completion,
+            progress,
+            warm,
+        };
+        Ok((code, api))
+    }
+
+    /// The tier this code was compiled with.
+    pub(crate) fn tier(&self) -> crate::load::tier::Tier {
+        self.shared.tier
+    }
+}
+
+impl Prepared {
+    /// The code a call starting now runs.
+    pub(crate) fn code(&self) -> Arc<Code> {
+        Arc::clone(&self.code.lock().unwrap_or_else(PoisonError::into_inner))
+    }
 }
 
 impl std::fmt::Debug for LoadedVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let inner = &self.inner;
+        let code = inner.code();
         f.debug_struct("LoadedVerifier")
             .field("digest", &inner.digest)
             .field("api", &inner.api)
-            .field("completion", &inner.completion)
-            .field("progress", &inner.progress)
-            .field("warm", &inner.warm.is_some())
+            .field("tier", &code.tier())
+            .field("completion", &code.completion)
+            .field("progress", &code.progress)
+            .field("warm", &code.warm.is_some())
             .finish()
     }
 }
@@ -160,6 +229,8 @@ impl WithVersion for Entries<'_> {
 /// A call about to start, whatever its role.
 struct Start<'a> {
     verifier: &'a LoadedVerifier,
+    /// The code the call runs, taken once at its start.
+    code: Arc<Code>,
     tenant: &'a Tenant,
     ctx: &'a CheckContext,
     entry: Entry,
@@ -176,13 +247,14 @@ impl WithVersion for StartCheck<'_> {
     fn run<V: Version>(self) -> Self::Output {
         let Start {
             verifier,
+            code,
             tenant,
             ctx,
             entry,
             packet,
             tape,
         } = self.0;
-        verifier.start::<V, V::Verdict, _>(tenant, ctx, entry, packet, tape, V::verdict)
+        verifier.start::<V, V::Verdict, _>(code, tenant, ctx, entry, packet, tape, V::verdict)
     }
 }
 
@@ -195,13 +267,14 @@ impl WithVersion for StartProgress<'_> {
     fn run<V: Version>(self) -> Self::Output {
         let Start {
             verifier,
+            code,
             tenant,
             ctx,
             entry,
             packet,
             tape,
         } = self.0;
-        verifier.start::<V, V::Key, _>(tenant, ctx, entry, packet, tape, V::key)
+        verifier.start::<V, V::Key, _>(code, tenant, ctx, entry, packet, tape, V::key)
     }
 }
 
@@ -260,45 +333,23 @@ fn export_func<P: ComponentNamedList + Lower, A: ComponentNamedList + Lift + 'st
 }
 
 impl LoadedVerifier {
+    /// The verifier of `component`, compiled on `shared`'s tier; `status`
+    /// says whether a background compile will replace its code.
     pub(crate) fn prepare(
         shared: Arc<Shared>,
         component: Component,
         digest: String,
         footprint: Footprint,
+        status: optimized::TierStatus,
     ) -> Result<Self, LoadError> {
-        let ty = component.component_type();
-        imports::check_imports(ty.imports(&shared.engine).map(|(name, _)| name))?;
-        let exports: Vec<String> = ty
-            .exports(&shared.engine)
-            .map(|(name, _)| name.to_owned())
-            .collect();
-        let Some(api) = component::api_version(exports.iter().map(String::as_str))? else {
-            return Err(LoadError::NoVerifierExport);
-        };
-        let pre = shared
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| LoadError::Link(e.to_string()))?;
-        let packed = shared.packed_packets;
-        let (completion, progress) = api.with(Entries {
-            pre: &pre,
-            exports: &exports,
-            packed,
-        })?;
-        let warm = match component::warm_export(exports.iter().map(String::as_str), api) {
-            Some(interface) => Some(export_func::<(), ()>(&pre, interface, "warm")?),
-            None => None,
-        };
+        let (code, api) = Code::prepare(shared, &component)?;
         let inner = Prepared {
-            shared,
-            pre,
+            code: Mutex::new(Arc::new(code)),
             digest,
             api,
-            completion,
-            progress,
-            warm,
             footprint,
             ready: ReadyPools::default(),
+            status: optimized::StatusCell::new(status),
         };
         Ok(Self {
             inner: Arc::new(inner),
@@ -323,7 +374,7 @@ impl LoadedVerifier {
 
     /// True when the component exports `completion`.
     pub fn has_completion(&self) -> bool {
-        self.inner.completion.is_some()
+        self.inner.code().completion.is_some()
     }
 
     /// The instances made ahead of their checks that this verifier holds
@@ -334,21 +385,22 @@ impl LoadedVerifier {
 
     /// True when the component exports `progress`.
     pub fn has_progress(&self) -> bool {
-        self.inner.progress.is_some()
+        self.inner.code().progress.is_some()
     }
 
     /// True when the component exports `verdict:verifier/warm-up`: each of
     /// its instances is warmed up before its call.
     pub fn warms_up(&self) -> bool {
-        self.inner.warm.is_some()
+        self.inner.code().warm.is_some()
     }
 
     /// True when calls of `role` enter the component's packed entry point
     /// (see [`HostConfig::packed_packets`](crate::HostConfig::packed_packets)).
     pub fn calls_packed(&self, role: Role) -> bool {
+        let code = self.inner.code();
         let entry = match role {
-            Role::Completion => self.inner.completion,
-            Role::Progress => self.inner.progress,
+            Role::Completion => code.completion,
+            Role::Progress => code.progress,
         };
         entry.is_some_and(|e| e.packed)
     }
@@ -395,11 +447,13 @@ impl LoadedVerifier {
         ctx: &CheckContext,
         tape: Option<Tape<'_>>,
     ) -> Result<Call<Verdict>, CheckError> {
-        let Some(entry) = self.inner.completion else {
+        let code = self.inner.code();
+        let Some(entry) = code.completion else {
             return Err(CheckError::Unsupported("completion"));
         };
         self.inner.api.with(StartCheck(Start {
             verifier: self,
+            code,
             tenant,
             ctx,
             entry,
@@ -442,11 +496,13 @@ impl LoadedVerifier {
         ctx: &CheckContext,
         tape: Option<Tape<'_>>,
     ) -> Result<Call<String>, CheckError> {
-        let Some(entry) = self.inner.progress else {
+        let code = self.inner.code();
+        let Some(entry) = code.progress else {
             return Err(CheckError::Unsupported("progress"));
         };
         self.inner.api.with(StartProgress(Start {
             verifier: self,
+            code,
             tenant,
             ctx,
             entry,
@@ -468,6 +524,7 @@ impl LoadedVerifier {
         T: Send + 'static,
     >(
         &self,
+        code: Arc<Code>,
         tenant: &Tenant,
         ctx: &CheckContext,
         entry: Entry,
@@ -484,7 +541,7 @@ impl LoadedVerifier {
         if let Err(over) = self
             .inner
             .footprint
-            .fits(&limits, self.inner.shared.load.max_memories)
+            .fits(&limits, code.shared.load.max_memories)
         {
             return Err(CheckError::LoadRejected(over));
         }
@@ -495,12 +552,7 @@ impl LoadedVerifier {
             }
             _ => SystemTime::now(),
         };
-        let clock = CallClock::new(
-            started,
-            wall,
-            deadline,
-            Arc::clone(&self.inner.shared.timers),
-        );
+        let clock = CallClock::new(started, wall, deadline, Arc::clone(&code.shared.timers));
         let usage = Arc::new(Usage::new(limits.fuel));
         let wall_clock_ms = clock.wall_clock_ms();
         // A replayed call reads the artifacts its trace read, not the live ones.
@@ -530,13 +582,15 @@ impl LoadedVerifier {
         let (ready, refills) = if taped.is_some() {
             (None, Vec::new())
         } else {
-            self.inner.ready.take(tenant, &Arc::downgrade(&self.inner))
+            self.inner
+                .ready
+                .take(tenant, &Arc::downgrade(&self.inner), &code)
         };
         let run = CallRun {
-            shared: Arc::clone(&self.inner.shared),
-            pre: self.inner.pre.clone(),
+            shared: Arc::clone(&code.shared),
+            pre: code.pre.clone(),
             index: entry.index,
-            warm: self.inner.warm,
+            warm: code.warm,
             packed: entry.packed,
             packet: packet.clone(),
             limits,
@@ -556,7 +610,7 @@ impl LoadedVerifier {
         };
         Ok(Call {
             future: Box::pin(async move { run.run::<V, A>().await.validated(validate) }),
-            timers: Arc::clone(&self.inner.shared.timers),
+            timers: Arc::clone(&code.shared.timers),
             cancel: cancel.clone(),
             deadline,
             limit_ms,
@@ -564,7 +618,8 @@ impl LoadedVerifier {
             fuel: limits.fuel,
             wall_clock_ms,
             usage,
-            prompt_wakeups: self.inner.shared.prompt_wakeups,
+            prompt_wakeups: code.shared.prompt_wakeups,
+            tier: code.shared.tier,
             taped,
         })
     }

@@ -24,8 +24,8 @@
 //! runtime does in the first call into an instance is off the caller's
 //! path too; the check then does not call it again.
 
-use super::Prepared;
 use super::warm::warm;
+use super::{Code, Prepared};
 use crate::artifacts::ArtifactStore;
 use crate::call::background::{self, drop_later};
 use crate::call::guard;
@@ -55,6 +55,9 @@ pub(crate) struct ReadyInstance {
     /// Its place in the engine's budget of ready instances, given back
     /// when it is taken for a check or dropped.
     pub(crate) held: Held,
+    /// The code it was instantiated from: a check running other code (the
+    /// verifier's code was optimized since) does not take it.
+    pub(crate) code: Arc<Code>,
 }
 
 /// One of an engine's ready instances ([`Shared::ready_budget`]).
@@ -122,13 +125,15 @@ impl Pool {
 }
 
 impl ReadyPools {
-    /// A ready instance for a check of `tenant`, if its pool has one, and
-    /// the refills that top the pool up again, for the check to run after
-    /// its teardown.
+    /// A ready instance for a check of `tenant` running `code`, if its
+    /// pool has one, and the refills that top the pool up again, for the
+    /// check to run after its teardown. Instances made from other code (the
+    /// verifier's code before it was optimized) are dropped.
     pub(crate) fn take(
         &self,
         tenant: &Tenant,
         verifier: &Weak<Prepared>,
+        code: &Arc<Code>,
     ) -> (Option<ReadyInstance>, Vec<Refill>) {
         let want = tenant.ready_instances();
         // The refill thread may hold the lock while it waits for a core (it
@@ -160,6 +165,13 @@ impl ReadyPools {
             }
         };
         let pool = &mut pools[index];
+        if pool.ready.iter().any(|r| !Arc::ptr_eq(&r.code, code)) {
+            let stale: Vec<_> = pool
+                .ready
+                .extract_if(.., |r| !Arc::ptr_eq(&r.code, code))
+                .collect();
+            drop_later(stale);
+        }
         let taken = pool.ready.pop();
         if !background::has_room() {
             // Every core is busy (the teardown thread is behind): refills
@@ -287,7 +299,8 @@ impl<F: Future + Unpin> Future for Budgeted<F> {
 /// a deadline of its timeout (the check will instantiate, and report why,
 /// when that fails).
 fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> {
-    let shared = &prepared.shared;
+    let code = prepared.code();
+    let shared = &code.shared;
     let held = Held::take(shared).ok_or(NotMade::OverBudget)?;
     let limits = *tenant.limits();
     let started = Instant::now();
@@ -326,9 +339,9 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> 
         })
     });
     store.data_mut().phase = CallPhase::Instantiating;
-    let warm_index = prepared.warm;
+    let warm_index = code.warm;
     let instantiating = GuestPolls(Box::pin(async {
-        let instance = prepared.pre.instantiate_async(&mut store).await?;
+        let instance = code.pre.instantiate_async(&mut store).await?;
         warm(&mut store, &instance, warm_index).await?;
         wasmtime::Result::<Instance>::Ok(instance)
     }));
@@ -351,5 +364,6 @@ fn make(prepared: &Prepared, tenant: &Tenant) -> Result<ReadyInstance, NotMade> 
         instance,
         fuel_used: limits.fuel.saturating_sub(fuel_left),
         held,
+        code: Arc::clone(&code),
     })
 }
