@@ -46,7 +46,7 @@ const POLL: Duration = Duration::from_millis(10);
 /// Runs the console until `/quit` or end of input.
 pub fn run(args: ConsoleArgs) -> anyhow::Result<Exit> {
     let file = crate::config::load(&args.config)?;
-    let host = args.host.host()?;
+    let host = args.host.long_lived_host()?;
     let runtime = super::runtime()?;
     let session = Session::build(&file, args.tenant.as_deref(), &host, runtime.handle())?;
     let mut console = Console::new(file, host, session);

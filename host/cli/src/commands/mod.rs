@@ -58,8 +58,21 @@ impl HostArgs {
             .or_else(|| env("HOME").map(|d| d.join(".cache").join("verdict")))
     }
 
-    /// Builds the verifier host.
+    /// Builds the verifier host of a one-shot command: a large component
+    /// loaded with Winch stays on it (a background Cranelift compile would
+    /// be killed with the process before it reached the cache).
     pub fn host(&self) -> anyhow::Result<VerifierHost> {
+        self.build_host(false)
+    }
+
+    /// Builds the verifier host of a long-lived process (`console`,
+    /// `worker`): a large component loaded with Winch is compiled with
+    /// Cranelift in the background and its next checks use that code.
+    pub fn long_lived_host(&self) -> anyhow::Result<VerifierHost> {
+        self.build_host(true)
+    }
+
+    fn build_host(&self, optimize_in_background: bool) -> anyhow::Result<VerifierHost> {
         crate::oci::set_defaults(crate::oci::Defaults {
             cache_dir: self.cache_dir(),
             offline: self.offline,
@@ -74,6 +87,7 @@ impl HostArgs {
             map_cache_entries: true,
             // Compiles bounded in memory and time, in this binary re-run.
             compile_in: compile_child::compile_in(),
+            optimize_in_background,
             ..HostConfig::default()
         };
         VerifierHost::new(config).context("cannot start the verifier host")

@@ -118,7 +118,7 @@ pub fn run(args: WorkerArgs) -> anyhow::Result<Exit> {
     } = crate::config::load_restate(&args.config, args.listen)?;
     // Before anything is loaded: who may invoke this worker.
     identity.check(listen)?;
-    let host = args.host.host()?;
+    let host = args.host.long_lived_host()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
