@@ -22,6 +22,9 @@
 #       server (kill it to stop). RESTATE_DEV_UNSIGNED=1: no signing.
 #       RESTATE_DEV_CA=FILE: the server trusts the PEM certificates in FILE
 #       (a TLS worker's self-signed certificate, say).
+#       RESTATE_DEV_NO_FSYNC=1: the log's write-ahead logs are not fsynced
+#       (a measurement of the floor only: an entry then survives a crash of
+#       the server process but not of the machine; the default fsyncs).
 #   restate-dev.sh start DIR [INGRESS ADMIN NODE]
 #       The same in the background (pid in DIR/pid, log in DIR/log; ports
 #       8080, 9070, 5122 by default); waits until the admin API answers
@@ -106,6 +109,10 @@ configure() {
         keygen "$dir/identity.pem" >/dev/null
         identity="request-identity-private-key-pem-file = \"$dir/identity.pem\""
     fi
+    local fsync=""
+    if [[ ${RESTATE_DEV_NO_FSYNC:-0} == 1 ]]; then
+        fsync=$'[log-server]\nrocksdb-disable-wal-fsync = true\n\n[bifrost.local]\nrocksdb-disable-wal-fsync = true\n'
+    fi
     cat >"$dir/config.toml" <<TOML
 roles = ["http-ingress", "admin", "worker", "log-server", "metadata-server"]
 node-name = "verdict-dev"
@@ -142,6 +149,8 @@ disable-web-ui = true
 
 [ingress]
 bind-address = "127.0.0.1:$ingress"
+
+$fsync
 TOML
 }
 
