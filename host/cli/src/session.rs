@@ -8,8 +8,8 @@ use crate::config::{
 };
 use std::sync::{Arc, Mutex};
 use verdict::LoopPolicy;
-use verdict::mcp::McpToolset;
 use verdict::RemoteChecker;
+use verdict::mcp::McpToolset;
 use verdict::records::{Recorder, RecordingChecker};
 use verdict::{Agent, CheckerTotals, Checkers, ConnectorRegistry};
 use verdict::{Connector, ConnectorConfig, Credential};
