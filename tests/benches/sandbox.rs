@@ -869,6 +869,26 @@ fn stage_p50(calls: &[CallStages], stage: fn(&CallStages) -> Duration) -> Durati
     stats(calls.iter().map(stage).collect()).p50
 }
 
+/// The table cells of the stages' medians: setup, instantiate, lower,
+/// guest, lift, validate, teardown and their sum, joined by ` | `.
+fn stage_cells(calls: &[CallStages]) -> String {
+    let stages: [fn(&CallStages) -> Duration; 8] = [
+        |s| s.setup,
+        |s| s.instantiate,
+        |s| s.lower,
+        |s| s.guest,
+        |s| s.lift,
+        |s| s.validate,
+        |s| s.teardown,
+        CallStages::total,
+    ];
+    stages
+        .iter()
+        .map(|f| fmt(stage_p50(calls, *f)))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 fn print_table(rows: &[(String, Stats)], breakdown: &[(String, Vec<CallStages>)]) {
     println!("| measurement | p50 | p99 |");
     println!("|---|---|---|");
@@ -1109,21 +1129,13 @@ fn polyglot_rows() {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for row in details {
-        let p50 = |f: fn(&CallStages) -> Duration| fmt(stage_p50(&row.stages, f));
         let mut faults = row.faults;
         faults.sort_unstable();
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} |",
             row.lang,
             row.compiler,
-            p50(|s| s.setup),
-            p50(|s| s.instantiate),
-            p50(|s| s.lower),
-            p50(|s| s.guest),
-            p50(|s| s.lift),
-            p50(|s| s.validate),
-            p50(|s| s.teardown),
-            p50(CallStages::total),
+            stage_cells(&row.stages),
             faults.get(faults.len() / 2).copied().unwrap_or(0),
         );
     }

@@ -131,18 +131,7 @@ fn print_breakdown(breakdown: &[(String, Vec<(CallStages, u64)>)]) {
         let mut faults: Vec<u64> = calls.iter().map(|(_, f)| *f).collect();
         faults.sort_unstable();
         let faults = faults.get(faults.len() / 2).copied().unwrap_or(0);
-        let p50 = |f: fn(&CallStages) -> Duration| fmt(super::stage_p50(&stages, f));
-        println!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {faults} |",
-            p50(|s| s.setup),
-            p50(|s| s.instantiate),
-            p50(|s| s.lower),
-            p50(|s| s.guest),
-            p50(|s| s.lift),
-            p50(|s| s.validate),
-            p50(|s| s.teardown),
-            p50(CallStages::total),
-        );
+        println!("| {name} | {} | {faults} |", super::stage_cells(&stages));
     }
 }
 

@@ -7,14 +7,14 @@
 //! tier (taking turns, one caller, the same machine state), the fuel on
 //! each, and the next host's load from the compile cache.
 
-use super::{Stats, fmt, measure_alternately, stage_p50, tenant};
+use super::{Stats, fmt, measure_alternately, stage_cells, tenant};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use verdict_policy::{CheckContext, CheckPacket};
 use verdict_sandbox::{
-    CallStages, ChildCompiler, CompileIn, HostConfig, LoadLimits, LoadedVerifier, Tenant, Tier,
-    TierStatus, VerifierHost,
+    ChildCompiler, CompileIn, HostConfig, LoadLimits, LoadedVerifier, Tenant, Tier, TierStatus,
+    VerifierHost,
 };
 
 const CHILD: &str = env!("CARGO_BIN_EXE_verdict-test-compile-child");
@@ -193,18 +193,7 @@ pub(crate) fn tier_rows(packet: &CheckPacket) -> Vec<(String, Stats)> {
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for (lang, per_tier) in &breakdown {
         for (stages, tier) in per_tier.iter().zip(["Winch", "Cranelift"]) {
-            let p50 = |f: fn(&CallStages) -> Duration| fmt(stage_p50(stages, f));
-            println!(
-                "| {lang} | {tier} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                p50(|s| s.setup),
-                p50(|s| s.instantiate),
-                p50(|s| s.lower),
-                p50(|s| s.guest),
-                p50(|s| s.lift),
-                p50(|s| s.validate),
-                p50(|s| s.teardown),
-                p50(CallStages::total),
-            );
+            println!("| {lang} | {tier} | {} |", stage_cells(stages));
         }
     }
     rows
