@@ -7,13 +7,15 @@
 //! `cargo bench -p verdict-mcp --bench call_overhead` (release profile).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use verdict_agent::{Tool, ToolManager, ToolOutcome};
+
+#[allow(dead_code)] // the bench uses two of the tests' servers
+#[path = "../tests/support.rs"]
+mod support;
 use verdict_mcp::{McpToolset, ServerConfig};
 use verdict_policy::CancelHandle;
 use verdict_providers::ToolCall;
@@ -80,11 +82,11 @@ async fn manager_of(config: ServerConfig) -> (ToolManager, McpToolset) {
 
 #[tokio::main]
 async fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let script = root.join(
-        "target/mcp-tools/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
-    assert!(script.exists(), "run scripts/mcp-dev.sh install first");
+    // The same servers the tests start: installed by scripts/mcp-dev.sh.
+    let (Some(stdio), Some(http)) = (support::everything(), support::everything_http()) else {
+        println!("SKIPPED: server-everything is not installed (scripts/mcp-dev.sh install)");
+        return;
+    };
     println!("| tool (through ToolManager)     | calls | p50 us     | mean us    |");
     println!("|--------------------------------|-------|------------|------------|");
 
@@ -92,34 +94,11 @@ async fn main() {
     builtin.register(builtin_echo()).unwrap();
     measure("built-in Rust echo", &builtin, "builtin__echo").await;
 
-    let stdio = ServerConfig::stdio(
-        "everything",
-        "node",
-        vec![script.display().to_string(), "stdio".into()],
-    );
     let (manager, set) = manager_of(stdio).await;
     measure("MCP echo over stdio", &manager, "everything__echo").await;
     drop((manager, set));
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new("node")
-        .arg("--require")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/loopback.cjs"))
-        .arg(&script)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let http = ServerConfig::http("everything", format!("http://127.0.0.1:{port}/mcp"));
+    let http = http.config();
     let (manager, set) = manager_of(http).await;
     measure(
         "MCP echo over HTTP (loopback)",
@@ -128,6 +107,4 @@ async fn main() {
     )
     .await;
     drop((manager, set));
-    let _ = child.kill();
-    let _ = child.wait();
 }
