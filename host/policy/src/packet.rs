@@ -211,6 +211,13 @@ impl CheckPacket {
     /// Accepts `parts` when they are within every bound and consistent;
     /// refuses them otherwise (nothing is cut).
     pub fn from_parts(parts: PacketParts) -> Result<Self, PacketError> {
+        Self::accept(parts, None)
+    }
+
+    /// [`CheckPacket::from_parts`], where `text`, when given, is the JSON the
+    /// parts were parsed from: a text whose compact form cannot pass the
+    /// bound spares serializing the packet again to measure it.
+    fn accept(parts: PacketParts, text: Option<&str>) -> Result<Self, PacketError> {
         let chars = parts.output_text.chars().count();
         if chars > MAX_OUTPUT_CHARS {
             return Err(PacketError::OutputTooLong { chars });
@@ -230,9 +237,13 @@ impl CheckPacket {
                 carried,
             });
         }
-        let bytes = json_len(&parts).unwrap_or(usize::MAX);
-        if bytes > MAX_PACKET_BYTES {
-            return Err(PacketError::TooLarge { bytes });
+        if text.is_some_and(|text| compact_within_bound(text, &parts)) {
+            debug_assert!(json_len(&parts).is_some_and(|n| n <= MAX_PACKET_BYTES));
+        } else {
+            let bytes = json_len(&parts).unwrap_or(usize::MAX);
+            if bytes > MAX_PACKET_BYTES {
+                return Err(PacketError::TooLarge { bytes });
+            }
         }
         Ok(Self(Arc::new(parts)))
     }
@@ -242,7 +253,7 @@ impl CheckPacket {
     pub fn from_json(text: &str) -> Result<Self, PacketError> {
         let parts: PacketParts =
             serde_json::from_str(text).map_err(|e| PacketError::Malformed(e.to_string()))?;
-        Self::from_parts(parts)
+        Self::accept(parts, Some(text))
     }
 
     /// The fields, to change and validate again.
@@ -283,6 +294,40 @@ pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> (&str, bool) {
     }
 }
 
+/// At most this many bytes more than its text can the compact JSON of a
+/// parsed packet have when its task state holds no floating-point number:
+/// the fields a text may leave out are written with their defaults
+/// (1,769 bytes at most today: 54 at the top of a packet carrying 100
+/// observations, 15 in the task state, 17 in each outcome), while whitespace, escapes and integers never
+/// grow. Floats can (`1e15` is written `1000000000000000.0`).
+pub(crate) const DEFAULTS_SLACK: usize = 4096;
+
+/// True when the compact JSON of `parts`, parsed from `text`, is within
+/// [`MAX_PACKET_BYTES`] whatever it is: measuring a max packet by
+/// serializing it again cost as much as parsing it (a seventh of a served
+/// 1 MiB check's CPU).
+fn compact_within_bound(text: &str, parts: &PacketParts) -> bool {
+    text.len().saturating_add(DEFAULTS_SLACK) <= MAX_PACKET_BYTES
+        && parts
+            .task_state
+            .as_ref()
+            .is_none_or(|state| !holds_float(&state.payload))
+}
+
+/// True when `value` holds a number that is not an integer.
+fn holds_float(value: &serde_json::Value) -> bool {
+    let mut todo = vec![value];
+    while let Some(value) = todo.pop() {
+        match value {
+            serde_json::Value::Number(n) if n.is_f64() => return true,
+            serde_json::Value::Array(items) => todo.extend(items),
+            serde_json::Value::Object(map) => todo.extend(map.values()),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The length of `value` as compact JSON, counted without building it.
 pub(crate) fn json_len<T: Serialize + ?Sized>(value: &T) -> Option<usize> {
     struct Count(usize);
@@ -298,4 +343,61 @@ pub(crate) fn json_len<T: Serialize + ?Sized>(value: &T) -> Option<usize> {
     let mut count = Count(0);
     serde_json::to_writer(&mut count, value).ok()?;
     Some(count.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A packet text leaving out every field that has a default, with 100
+    /// outcomes and a task state.
+    fn sparse(observations: usize) -> String {
+        let outcome = r#"{"toolName":"t","callId":"c","effect":"read","outcome":{"status":"succeeded"}}"#;
+        let list = vec![outcome; observations].join(",");
+        format!(
+            r#"{{"executionId":"e","iteration":1,"outputText":"","observations":[{list}],"observedToolCalls":{observations},"taskState":{{"hostScope":"h","revision":1,"payload":{{"n":1}}}}}}"#
+        )
+    }
+
+    #[test]
+    fn the_defaults_a_text_leaves_out_stay_within_the_slack() {
+        let text = sparse(MAX_OBSERVATIONS);
+        let parts: PacketParts = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let grown = json_len(&parts).unwrap_or(usize::MAX) - text.len();
+        assert!(grown <= DEFAULTS_SLACK, "{grown} bytes");
+        // And the count in the slack's comment is today's.
+        assert_eq!(grown, 1_769);
+    }
+
+    #[test]
+    fn floats_that_grow_past_the_bound_are_refused_from_a_short_text() {
+        // 4 bytes each in the text, 18 once written back.
+        let n = (MAX_PACKET_BYTES - DEFAULTS_SLACK) / 5 - 100;
+        let floats = vec!["1e15"; n].join(",");
+        let text = format!(
+            r#"{{"executionId":"e","iteration":1,"outputText":"","taskState":{{"hostScope":"h","revision":1,"payload":[{floats}]}}}}"#
+        );
+        assert!(text.len() + DEFAULTS_SLACK <= MAX_PACKET_BYTES);
+        assert!(matches!(
+            CheckPacket::from_json(&text),
+            Err(PacketError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn a_text_near_the_bound_is_measured_exactly() {
+        // Whitespace counts in the text, not in the compact JSON: a text
+        // over the bound whose compact form is within it is accepted.
+        let packet = sparse(1);
+        let padded = format!("{packet}{}", " ".repeat(MAX_PACKET_BYTES));
+        assert!(CheckPacket::from_json(&padded).is_ok());
+        let big = "x".repeat(MAX_PACKET_BYTES);
+        let over = format!(
+            r#"{{"executionId":"e","iteration":1,"outputText":"","taskState":{{"hostScope":"h","revision":1,"payload":"{big}"}}}}"#
+        );
+        assert!(matches!(
+            CheckPacket::from_json(&over),
+            Err(PacketError::TooLarge { .. })
+        ));
+    }
 }
