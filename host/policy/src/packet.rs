@@ -352,7 +352,8 @@ mod tests {
     /// A packet text leaving out every field that has a default, with 100
     /// outcomes and a task state.
     fn sparse(observations: usize) -> String {
-        let outcome = r#"{"toolName":"t","callId":"c","effect":"read","outcome":{"status":"succeeded"}}"#;
+        let outcome =
+            r#"{"toolName":"t","callId":"c","effect":"read","outcome":{"status":"succeeded"}}"#;
         let list = vec![outcome; observations].join(",");
         format!(
             r#"{{"executionId":"e","iteration":1,"outputText":"","observations":[{list}],"observedToolCalls":{observations},"taskState":{{"hostScope":"h","revision":1,"payload":{{"n":1}}}}}}"#
