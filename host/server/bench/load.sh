@@ -128,9 +128,10 @@ for packet in ("small", "max"):
 PY
 
 # The anchor: wasmtime serve (a fresh instance per request, pooling
-# allocator) answering the small POST with a fixed JSON body, at the same
-# points; then verdict's small points over it.
-"$wasmtime" serve --addr 127.0.0.1:0 -O pooling-allocator=y "$anchor" 2> "$work/wasmtime.log" &
+# allocator; -S cli=y as Rust's std imports wasi:cli) answering the small
+# POST with a fixed JSON body, at the same points; then verdict's small
+# points over it.
+"$wasmtime" serve --addr 127.0.0.1:0 -O pooling-allocator=y -S cli=y "$anchor" 2> "$work/wasmtime.log" &
 anchor_server=$!
 for _ in $(seq 300); do
     grep -q 'Serving HTTP on' "$work/wasmtime.log" && break
@@ -142,7 +143,7 @@ for _ in $(seq 100); do
     curl -fsS -o /dev/null -X POST -d @"$work/small.json" "$anchor_url" && break
     sleep 0.1
 done
-echo "== anchor: wasmtime serve $wasmtime_version on ${anchor_url#http://} (pid $anchor_server), small packet"
+echo "== anchor: wasmtime serve $wasmtime_version on ${anchor_url#http://}(pid $anchor_server), small packet"
 "$oha" -n 500 -c 16 -m POST -H 'Content-Type: application/json' -D "$work/small.json" \
     --no-tui --output-format quiet "$anchor_url" > /dev/null || true
 for c in 1 16 64; do
