@@ -137,13 +137,14 @@ for _ in $(seq 300); do
     grep -q 'Serving HTTP on' "$work/wasmtime.log" && break
     sleep 0.1
 done
-anchor_url=$(sed -n 's|^Serving HTTP on \(http://[^/]*\)/.*|\1/|p' "$work/wasmtime.log")
-[[ -n $anchor_url ]] || { cat "$work/wasmtime.log"; exit 1; }
+anchor_addr=$(sed -n 's|^Serving HTTP on http://\([^/]*\)/.*|\1|p' "$work/wasmtime.log")
+[[ -n $anchor_addr ]] || { cat "$work/wasmtime.log"; exit 1; }
+anchor_url=http://$anchor_addr/
 for _ in $(seq 100); do
     curl -fsS -o /dev/null -X POST -d @"$work/small.json" "$anchor_url" && break
     sleep 0.1
 done
-echo "== anchor: wasmtime serve $wasmtime_version on ${anchor_url#http://}(pid $anchor_server), small packet"
+echo "== anchor: wasmtime serve $wasmtime_version on $anchor_addr (pid $anchor_server), small packet"
 "$oha" -n 500 -c 16 -m POST -H 'Content-Type: application/json' -D "$work/small.json" \
     --no-tui --output-format quiet "$anchor_url" > /dev/null || true
 for c in 1 16 64; do
