@@ -3,7 +3,10 @@
 # latency at concurrency 1, 16 and 64 for a small and a max (just under
 # 1 MiB) packet, measured with oha (installed from crates.io, pinned, into
 # $CARGO_TARGET_DIR/bench-tools), beside the same checks run in-process;
-# then the server's memory per idle connection with 5,000 open.
+# then the server's memory per idle connection with 5,000 open. The anchor:
+# `wasmtime serve` (wasmtime-cli at the version verdict links, installed
+# like oha) running a trivial wasi:http handler (wasi-http-anchor/) at the
+# same small points, and the ratio verdict/wasmtime per concurrency.
 #
 # Usage: host/server/bench/load.sh  (BENCH_N: checks per small point,
 # default 50000, a few seconds each, so that the start of a point (oha
@@ -22,6 +25,15 @@ if [[ ! -x $tools/bin/oha ]] || ! "$tools/bin/oha" --version | grep -q "$oha_ver
     CARGO_TARGET_DIR=$tools/build cargo install --locked --root "$tools" --version "$oha_version" oha
 fi
 oha=$tools/bin/oha
+# The wasmtime verdict links (Cargo.lock), so the anchor runs the same engine.
+wasmtime_version=$(sed -n '/^name = "wasmtime"$/{n;s/^version = "\(.*\)"$/\1/p;}' Cargo.lock)
+[[ -n $wasmtime_version ]] || { echo "no wasmtime in Cargo.lock" >&2; exit 1; }
+if [[ ! -x $tools/bin/wasmtime ]] || ! "$tools/bin/wasmtime" --version | grep -q "^wasmtime $wasmtime_version "; then
+    CARGO_TARGET_DIR=$tools/build cargo install --locked --root "$tools" --version "$wasmtime_version" wasmtime-cli
+fi
+wasmtime=$tools/bin/wasmtime
+cargo build --release --locked --target wasm32-wasip2 --manifest-path host/server/bench/wasi-http-anchor/Cargo.toml
+anchor=$target/wasm32-wasip2/release/wasi_http_anchor.wasm
 cargo build --release --locked -p verdict-cli --bin verdict
 cargo build --release --locked -p verdict-server --example in_process
 verdict=$target/release/verdict
@@ -29,8 +41,11 @@ in_process=$target/release/examples/in_process
 
 work=$(mktemp -d)
 server=""
+anchor_server=""
 cleanup() {
-    if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+    for pid in "$server" "$anchor_server"; do
+        if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -110,6 +125,42 @@ for packet in ("small", "max"):
     served = p50(f"{packet}-c1.json")
     print(f"overhead c=1 {packet}: served {served:.0f} us - in-process {inproc:.0f} us = {served - inproc:.0f} us;"
           f" beyond the healthz round trip ({floor:.0f} us): {served - inproc - floor:.0f} us")
+PY
+
+# The anchor: wasmtime serve (a fresh instance per request, pooling
+# allocator; -S cli=y as Rust's std imports wasi:cli) answering the small
+# POST with a fixed JSON body, at the same points; then verdict's small
+# points over it.
+"$wasmtime" serve --addr 127.0.0.1:0 -O pooling-allocator=y -S cli=y "$anchor" 2> "$work/wasmtime.log" &
+anchor_server=$!
+for _ in $(seq 300); do
+    grep -q 'Serving HTTP on' "$work/wasmtime.log" && break
+    sleep 0.1
+done
+anchor_addr=$(sed -n 's|^Serving HTTP on http://\([^/]*\)/.*|\1|p' "$work/wasmtime.log")
+[[ -n $anchor_addr ]] || { cat "$work/wasmtime.log"; exit 1; }
+anchor_url=http://$anchor_addr/
+for _ in $(seq 100); do
+    curl -fsS -o /dev/null -X POST -d @"$work/small.json" "$anchor_url" && break
+    sleep 0.1
+done
+echo "== anchor: wasmtime serve $wasmtime_version on $anchor_addr (pid $anchor_server), small packet"
+"$oha" -n 500 -c 16 -m POST -H 'Content-Type: application/json' -D "$work/small.json" \
+    --no-tui --output-format quiet "$anchor_url" > /dev/null || true
+for c in 1 16 64; do
+    "$oha" -n "$n" -c "$c" -m POST -H 'Content-Type: application/json' -D "$work/small.json" \
+        --no-tui --output-format json "$anchor_url" | tee "$work/anchor-c$c.json" | summary "wasmtime c=$c"
+done
+kill "$anchor_server" 2>/dev/null || true
+wait "$anchor_server" 2>/dev/null || true
+anchor_server=""
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+rps = lambda name: json.load(open(f"{work}/{name}"))["summary"]["requestsPerSec"]
+for c in (1, 16, 64):
+    ours, theirs = rps(f"small-c{c}.json"), rps(f"anchor-c{c}.json")
+    print(f"ratio c={c}: verdict {ours:.0f} req/s / wasmtime serve {theirs:.0f} req/s = {ours / theirs:.2f}x")
 PY
 
 python3 host/server/bench/idle.py "${addr##*:}" "$server" "$idle"
