@@ -50,6 +50,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Waits until file $2 has a line matching $1, at most $3 tenths of a second.
+wait_for_line() {
+    for _ in $(seq "$3"); do
+        grep -q "$1" "$2" && return 0
+        sleep 0.1
+    done
+}
+
 ulimit -n "$(ulimit -Hn)"
 mkdir "$work/art"
 echo '{"id":"A42","ready":true}' > "$work/art/A42"
@@ -75,10 +83,7 @@ TOML
 VERDICT_CACHE_DIR=$work/cache "$verdict" serve --config "$work/verdict.toml" --listen 127.0.0.1:0 \
     2> "$work/serve.log" &
 server=$!
-for _ in $(seq 200); do
-    grep -q 'listening on' "$work/serve.log" && break
-    sleep 0.1
-done
+wait_for_line 'listening on' "$work/serve.log" 200
 addr=$(sed -n 's/^verdict serve: listening on //p' "$work/serve.log")
 [[ -n $addr ]] || { cat "$work/serve.log"; exit 1; }
 url=http://$addr/v1/tenants/bench/completion
@@ -133,10 +138,7 @@ PY
 # points over it.
 "$wasmtime" serve --addr 127.0.0.1:0 -O pooling-allocator=y -S cli=y "$anchor" 2> "$work/wasmtime.log" &
 anchor_server=$!
-for _ in $(seq 300); do
-    grep -q 'Serving HTTP on' "$work/wasmtime.log" && break
-    sleep 0.1
-done
+wait_for_line 'Serving HTTP on' "$work/wasmtime.log" 300
 anchor_addr=$(sed -n 's|^Serving HTTP on http://\([^/]*\)/.*|\1|p' "$work/wasmtime.log")
 [[ -n $anchor_addr ]] || { cat "$work/wasmtime.log"; exit 1; }
 anchor_url=http://$anchor_addr/
