@@ -298,8 +298,9 @@ pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> (&str, bool) {
 /// parsed packet have when its task state holds no floating-point number:
 /// the fields a text may leave out are written with their defaults
 /// (1,769 bytes at most today: 54 at the top of a packet carrying 100
-/// observations, 15 in the task state, 17 in each outcome), while whitespace, escapes and integers never
-/// grow. Floats can (`1e15` is written `1000000000000000.0`).
+/// observations, 15 in the task state, 17 in each outcome), while
+/// whitespace, escapes and integers never grow. Floats can (`1e15` is
+/// written `1000000000000000.0`).
 pub(crate) const DEFAULTS_SLACK: usize = 4096;
 
 /// True when the compact JSON of `parts`, parsed from `text`, is within
