@@ -32,7 +32,7 @@ if [[ ! -x $tools/bin/wasmtime ]] || ! "$tools/bin/wasmtime" --version | grep -q
     CARGO_TARGET_DIR=$tools/build cargo install --locked --root "$tools" --version "$wasmtime_version" wasmtime-cli
 fi
 wasmtime=$tools/bin/wasmtime
-cargo build --release --locked --target wasm32-wasip2 --manifest-path host/server/bench/wasi-http-anchor/Cargo.toml
+cargo build --release --locked --target wasm32-wasip2 --manifest-path host/server/bench/wasi-http-anchor/Cargo.toml --target-dir "$target"
 anchor=$target/wasm32-wasip2/release/wasi_http_anchor.wasm
 cargo build --release --locked -p verdict-cli --bin verdict
 cargo build --release --locked -p verdict-server --example in_process
