@@ -73,6 +73,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         pool_instances: u32::try_from(settings.server.max_concurrent_checks)
             .unwrap_or(u32::MAX)
             .max(HostConfig::default().pool_instances),
+        pool_keep_resident_bytes: settings.server.keep_resident_bytes,
         compile_in: super::compile_child::compile_in(),
         ..HostConfig::default()
     })

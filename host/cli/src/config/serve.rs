@@ -52,6 +52,10 @@ pub struct ServerSection {
     /// thread (default: half the cores, at least 1).
     #[serde(default)]
     pub check_threads: Option<usize>,
+    /// Bytes of each pooled instance's memory kept resident between checks
+    /// (default 4194304; at most `pool_max_memory_bytes`, 256 MiB).
+    #[serde(default)]
+    pub keep_resident_bytes: Option<u64>,
     /// HTTPS: the certificate chain (PEM).
     #[serde(default)]
     pub tls_cert: Option<PathBuf>,
@@ -157,6 +161,16 @@ fn settings(
     }
     if let Some(n) = s.check_threads {
         server.check_threads = at_most(file, n, "check_threads")?;
+    }
+    if let Some(n) = s.keep_resident_bytes {
+        let most = verdict::HostConfig::default().pool_max_memory_bytes;
+        if n > most {
+            return Err(file.error(
+                &at("keep_resident_bytes"),
+                format!("must be at most {most}"),
+            ));
+        }
+        server.keep_resident_bytes = n;
     }
     let ms = Duration::from_millis;
     if let Some(n) = positive(file, s.request_timeout_ms, "request_timeout_ms")? {

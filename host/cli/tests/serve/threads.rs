@@ -1,6 +1,6 @@
 //! Checks handed to the check threads answered right under concurrency
 //! (their cancellation: `abuse`), checks without check threads, and the
-//! thread counts' bounds.
+//! bounds of the thread counts and of the pool's resident bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::client::post;
@@ -10,7 +10,10 @@ use std::time::Duration;
 
 #[test]
 fn concurrent_checks_on_check_threads_get_their_own_answers() {
-    let served = Served::start(&config("http_threads = 2\ncheck_threads = 2", ""));
+    let served = Served::start(&config(
+        "http_threads = 2\ncheck_threads = 2\nkeep_resident_bytes = 16777216",
+        "",
+    ));
     let addr = served.addr;
     let callers: Vec<_> = (0..8)
         .map(|i| {
@@ -73,11 +76,15 @@ fn checks_run_on_their_connections_threads_with_no_check_threads() {
 }
 
 #[test]
-fn thread_counts_out_of_bounds_are_refused_with_the_field_named() {
+fn thread_counts_and_resident_bytes_out_of_bounds_are_refused_with_the_field_named() {
     for (line, says) in [
         ("http_threads = 0", "must be positive"),
         ("http_threads = 257", "must be at most 256"),
         ("check_threads = 100000", "must be at most 256"),
+        (
+            "keep_resident_bytes = 268435457",
+            "must be at most 268435456",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         for tenant in ["alpha", "beta"] {
