@@ -194,6 +194,15 @@ async fn answer(
     })
 }
 
+/// The packet in a request's body; parsing validates: a packet over a
+/// bound is refused, never cut.
+fn parse(bytes: &[u8]) -> Result<CheckPacket, ApiError> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| ApiError::invalid("invalid_packet", "the body is not UTF-8"))?;
+    CheckPacket::from_json(text)
+        .map_err(|e| ApiError::invalid("invalid_packet", format!("not a valid check packet: {e}")))
+}
+
 async fn check(
     state: &Arc<AppState>,
     name: &str,
@@ -211,19 +220,10 @@ async fn check(
     let bytes = body::read(headers, body, MAX_PACKET_BYTES)
         .await
         .map_err(|e| (e, known()))?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| {
-        (
-            ApiError::invalid("invalid_packet", "the body is not UTF-8"),
-            known(),
-        )
-    })?;
-    // Parsing validates: a packet over a bound is refused, never cut.
-    let packet = CheckPacket::from_json(text).map_err(|e| {
-        (
-            ApiError::invalid("invalid_packet", format!("not a valid check packet: {e}")),
-            known(),
-        )
-    })?;
+    // Admitted before it is parsed: an overloaded server keeps no packet
+    // waiting for a check thread, and the parse, which for a max packet
+    // costs as much as its check, runs where the check runs (the
+    // connection's thread has the next bodies to receive).
     let permit = limits::admit(state, &tenant).map_err(|e| (e, known()))?;
 
     // A recorded check is named by its record's id.
@@ -250,10 +250,17 @@ async fn check(
         status: "cancelled",
         finished: false,
     };
+    let answering = {
+        let tenant = tenant.clone();
+        async move {
+            let packet = parse(&bytes)?;
+            Ok(answer(role, tenant, slot, packet, ctx).await)
+        }
+        .instrument(span.clone())
+    };
     // A check that finds its thread idle (it slept since the last one)
     // runs here: handing it over would cost two wake-ups, and there is
     // no other work to keep out of this core's caches.
-    let answering = answer(role, tenant.clone(), slot, packet, ctx).instrument(span.clone());
     let idle = crate::threads::slept_since_last_asked();
     let answered = match &state.check_threads {
         Some(threads) if !idle || limits::running(state) > 1 => {
@@ -277,6 +284,11 @@ async fn check(
             answered
         }
     };
+    let answered = answered.map_err(|e| {
+        // Refused before it ran: not a check.
+        abandoned.finished = true;
+        (e, known())
+    })?;
     let (result, metrics, record) = settle(&mut abandoned, answered).map_err(|e| (e, known()))?;
     if let Some(id) = record {
         check_id = id;
