@@ -192,6 +192,8 @@ fn every_route_answers_and_every_error_is_one_json_shape() {
     ] {
         assert!(metrics.contains(series), "{series} missing:\n{metrics}");
     }
+    // A refused packet (the long one is parsed where checks run) is no check.
+    assert!(!metrics.contains(r#"status="cancelled""#), "{metrics}");
     // The access log names the check.
     let check_id = v["checkId"].as_str().unwrap();
     assert!(
